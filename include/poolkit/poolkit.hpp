@@ -1,0 +1,5 @@
+#pragma once
+#include "poolkit/error.hpp"
+#include "poolkit/geometry.hpp"
+#include "poolkit/ops.hpp"
+#include "poolkit/tensor.hpp"

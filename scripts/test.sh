@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Runs every test of poolkit: installs what is missing, then each step of scripts/test-steps/ in order.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/install-deps.sh
+start=$SECONDS
+for step in scripts/test-steps/*.sh; do
+  echo "=== $(basename "$step")"
+  t=$SECONDS
+  bash "$step"
+  echo "=== $(basename "$step") passed in $((SECONDS - t)) s"
+done
+echo "=== all test steps passed in $((SECONDS - start)) s"

@@ -1,0 +1,28 @@
+// The public operators: check the arguments once, then the device's backend; on the CPU the reference takes
+// whatever the fast path does not handle.
+#include "../backends.hpp"
+#include "poolkit/error.hpp"
+#include "validate.hpp"
+
+namespace poolkit {
+
+#ifdef POOLKIT_WITH_CUDA
+#define POOLKIT_ON_CUDA(name, args) \
+  if (!cuda::name args) fail(#name, "this request is not supported on CUDA tensors");
+#else
+#define POOLKIT_ON_CUDA(name, args) fail(#name, "poolkit was built without CUDA", ErrorKind::Type);
+#endif
+
+#define POOLKIT_OP(name, params, args, device_tensor) \
+  void name params {                                  \
+    validate::name args;                              \
+    if (device_tensor.device == Device::CUDA) {       \
+      POOLKIT_ON_CUDA(name, args)                     \
+      return;                                         \
+    }                                                 \
+    if (!cpu::name args) ref::name args;              \
+  }
+#include "poolkit/ops_list.inc"
+#undef POOLKIT_OP
+
+}  // namespace poolkit

@@ -1,0 +1,3 @@
+#include <gtest/gtest.h>
+#include "poolkit/poolkit.hpp"
+TEST(Smoke, Builds) { SUCCEED(); }
