@@ -1,0 +1,104 @@
+"""Array kinds (NumPy, torch) and layouts: allocation in the input's memory format, unbatched inputs,
+channels-last data_format. Nothing here computes an output size."""
+import numpy as np
+
+
+def _strides_in_elements(x):
+    if isinstance(x, np.ndarray):
+        return [s // x.itemsize for s in x.strides]
+    return list(x.stride())
+
+
+def is_channels_last(x):
+    """True when the channel axis (logical axis 1) is the innermost one, as PyTorch's suggested memory format."""
+    shape, st = list(x.shape), _strides_in_elements(x)
+    if len(shape) < 3 or shape[1] <= 1:
+        return False
+    spatial = [abs(st[i]) for i in range(2, len(shape)) if shape[i] > 1]
+    if not spatial:
+        return False
+    return abs(st[1]) < min(spatial)
+
+
+class NumpyKind:
+    name = "numpy"
+
+    @staticmethod
+    def empty(shape, dtype, channels_last):
+        shape = tuple(int(s) for s in shape)
+        if channels_last and len(shape) >= 3:
+            phys = (shape[0],) + shape[2:] + (shape[1],)
+            return np.moveaxis(np.empty(phys, dtype=dtype), -1, 1)
+        return np.empty(shape, dtype=dtype)
+
+    @staticmethod
+    def dtype(x):
+        return x.dtype
+
+    int64 = np.int64
+    compact = {"uint8": np.uint8, "int16": np.int16, "int32": np.int32}
+
+
+class TorchKind:
+    name = "torch"
+
+    @staticmethod
+    def empty(shape, dtype, channels_last):
+        import torch
+        shape = tuple(int(s) for s in shape)
+        if channels_last and len(shape) in (4, 5):
+            fmt = torch.channels_last if len(shape) == 4 else torch.channels_last_3d
+            return torch.empty(shape, dtype=dtype, memory_format=fmt)
+        if channels_last and len(shape) == 3:
+            return torch.empty((shape[0], shape[2], shape[1]), dtype=dtype).permute(0, 2, 1)
+        return torch.empty(shape, dtype=dtype)
+
+    @staticmethod
+    def dtype(x):
+        return x.dtype
+
+    @property
+    def int64(self):
+        import torch
+        return torch.int64
+
+    @property
+    def compact(self):
+        import torch
+        return {"uint8": torch.uint8, "int16": torch.int16, "int32": torch.int32}
+
+
+NUMPY = NumpyKind()
+TORCH = TorchKind()
+
+
+def batched(x, spatial_rank, name="input", allow_unbatched=True):
+    """Returns (x as (N, C, spatial...), whether a batch axis was added). Unbatched (C, spatial...) inputs are
+    accepted as PyTorch accepts them."""
+    nd = len(x.shape)
+    if nd == spatial_rank + 2:
+        return x, False
+    if allow_unbatched and nd == spatial_rank + 1:
+        return x[None], True
+    want = f"{spatial_rank + 1}-D (unbatched) or {spatial_rank + 2}-D (batched)" if allow_unbatched else \
+        f"{spatial_rank + 2}-D (batched)"
+    raise ValueError(f"poolkit: {name}: must be {want} for {spatial_rank}-d pooling (got shape {tuple(x.shape)})")
+
+
+def unbatch(y, added):
+    return y[0] if added else y
+
+
+def from_data_format(x, data_format):
+    """A channels-first logical view of x given in data_format (no copy)."""
+    if data_format == "channels_first":
+        return x
+    if data_format == "channels_last":
+        return np.moveaxis(x, -1, 1) if isinstance(x, np.ndarray) else x.movedim(-1, 1)
+    raise ValueError(f"poolkit: data_format: must be 'channels_first' or 'channels_last' (got {data_format!r})")
+
+
+def to_data_format(y, data_format):
+    if data_format == "channels_last":
+        return np.moveaxis(y, 1, -1) if isinstance(y, np.ndarray) else y.movedim(1, -1)
+    return y

@@ -1,0 +1,390 @@
+"""NumPy-level pooling with torch.nn.functional's names, argument order, defaults and return conventions.
+
+Inputs are NumPy arrays (or anything with __dlpack__, read without a copy; torch tensors are handed to
+poolkit.torch and come back as tensors). Outputs are allocated in the input's layout (channels-last in,
+channels-last out). Extra keywords: padding='valid'|'same' (Keras), 'SAME_UPPER'|'SAME_LOWER'|'VALID' (ONNX
+auto_pad) or ((begin, end), ...) per axis (ONNX pads); data_format='channels_first'|'channels_last'.
+Each operator has a *_backward giving the gradient with respect to its input."""
+import numpy as np
+
+from . import _core, _engine
+from ._layout import NUMPY, batched, from_data_format, to_data_format, unbatch, is_channels_last
+from ._params import int_list, output_size_list, spatial_size, window_geometry
+
+__all__ = []
+
+
+def _is_torch(x):
+    t = type(x)
+    return t.__module__.startswith("torch") and t.__name__ in ("Tensor", "Parameter")
+
+
+def _as_numpy(x, name="input"):
+    if isinstance(x, np.ndarray):
+        return x
+    if hasattr(x, "__dlpack__"):
+        return np.from_dlpack(x)
+    return np.asarray(x)
+
+
+def _torch_twin(name):
+    from . import torch as pk_torch
+    return getattr(pk_torch, name)
+
+
+class _In:
+    """An input brought to (N, C, spatial...) form; .out() undoes it on a result."""
+
+    def __init__(self, x, rank, data_format="channels_first", name="input", allow_unbatched=True):
+        x = _as_numpy(x, name)
+        x, self.added = batched(x, rank, name, allow_unbatched)
+        self.data_format = data_format
+        self.x = from_data_format(x, data_format)
+
+    def other(self, a, name):
+        a = _as_numpy(a, name)
+        if self.added:
+            a = a[None]
+        return from_data_format(a, self.data_format)
+
+    def out(self, y):
+        return unbatch(to_data_format(y, self.data_format), self.added)
+
+
+def _export(fn, name):
+    fn.__name__ = fn.__qualname__ = name
+    globals()[name] = fn
+    __all__.append(name)
+    return fn
+
+
+def _twin_if_torch(name, input, args, kwargs):
+    if _is_torch(input):
+        return True, _torch_twin(name)(input, *args, **kwargs)
+    return False, None
+
+
+def _avg_include_default(count_include_pad, padding):
+    """None: PyTorch's True for numeric padding; False for Keras/ONNX padding forms (their default)."""
+    if count_include_pad is not None:
+        return bool(count_include_pad)
+    if isinstance(padding, str):
+        return False
+    try:
+        if any(isinstance(e, (tuple, list)) for e in padding):
+            return False
+    except TypeError:
+        pass
+    return True
+
+
+def _make_max_pool(r):
+    name = f"max_pool{r}d"
+
+    def f(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False, *,
+          data_format="channels_first"):
+        done, res = _twin_if_torch(name, input, (kernel_size, stride, padding, dilation, ceil_mode, return_indices),
+                                   {"data_format": data_format})
+        if done:
+            return res
+        a = _In(input, r, data_format)
+        g = window_geometry(a.x, kernel_size, stride, padding, dilation, ceil_mode)
+        y, idx = _engine.max_pool(NUMPY, g, a.x, "int64" if return_indices else None)
+        return (a.out(y), a.out(idx)) if return_indices else a.out(y)
+
+    def b(grad_output, input, indices, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, *,
+          data_format="channels_first"):
+        """Gradient of max_pool w.r.t. input. indices: int64 from return_indices=True, or None to recompute."""
+        a = _In(input, r, data_format)
+        g = window_geometry(a.x, kernel_size, stride, padding, dilation, ceil_mode)
+        idx = None if indices is None else a.other(indices, "indices")
+        return a.out(_engine.max_pool_backward(NUMPY, g, a.other(grad_output, "grad_output"), idx, a.x))
+
+    _export(f, name)
+    _export(b, name + "_backward")
+
+
+def _make_avg_pool(r):
+    name = f"avg_pool{r}d"
+
+    def impl(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, data_format):
+        a = _In(input, r, data_format)
+        g = window_geometry(a.x, kernel_size, stride, padding, 1, ceil_mode)
+        cip = _avg_include_default(count_include_pad, padding)
+        return a.out(_engine.avg_pool(NUMPY, g, a.x, cip, divisor_override))
+
+    def bimpl(grad_output, input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override,
+              data_format):
+        a = _In(input, r, data_format)
+        g = window_geometry(a.x, kernel_size, stride, padding, 1, ceil_mode)
+        cip = _avg_include_default(count_include_pad, padding)
+        dy = a.other(grad_output, "grad_output")
+        return a.out(_engine.avg_pool_backward(NUMPY, g, dy, list(a.x.shape), is_channels_last(a.x), cip,
+                                               divisor_override))
+
+    if r == 1:
+        def f(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=None, *,
+              divisor_override=None, data_format="channels_first"):
+            done, res = _twin_if_torch(name, input, (kernel_size, stride, padding, ceil_mode, count_include_pad),
+                                       {"divisor_override": divisor_override, "data_format": data_format})
+            if done:
+                return res
+            return impl(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override,
+                        data_format)
+    else:
+        def f(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=None,
+              divisor_override=None, *, data_format="channels_first"):
+            done, res = _twin_if_torch(name, input, (kernel_size, stride, padding, ceil_mode, count_include_pad,
+                                                     divisor_override), {"data_format": data_format})
+            if done:
+                return res
+            return impl(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override,
+                        data_format)
+
+    def b(grad_output, input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=None,
+          divisor_override=None, *, data_format="channels_first"):
+        """Gradient of avg_pool w.r.t. input (input gives the shape and layout)."""
+        return bimpl(grad_output, input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                     divisor_override, data_format)
+
+    _export(f, name)
+    _export(b, name + "_backward")
+
+
+def _make_lp_pool(r):
+    name = f"lp_pool{r}d"
+
+    def f(input, norm_type, kernel_size, stride=None, ceil_mode=False, *, padding=0, convention="torch",
+          data_format="channels_first"):
+        """convention='torch': PyTorch's avg-based formula; 'onnx': (sum |x|^p)^(1/p) as ONNX LpPool."""
+        done, res = _twin_if_torch(name, input, (norm_type, kernel_size, stride, ceil_mode),
+                                   {"padding": padding, "convention": convention, "data_format": data_format})
+        if done:
+            return res
+        a = _In(input, r, data_format)
+        g = window_geometry(a.x, kernel_size, stride, padding, 1, ceil_mode)
+        return a.out(_engine.lp_pool(NUMPY, g, a.x, norm_type, convention))
+
+    def b(grad_output, input, norm_type, kernel_size, stride=None, ceil_mode=False, *, padding=0,
+          convention="torch", data_format="channels_first"):
+        a = _In(input, r, data_format)
+        g = window_geometry(a.x, kernel_size, stride, padding, 1, ceil_mode)
+        dy = a.other(grad_output, "grad_output")
+        return a.out(_engine.lp_pool_backward(NUMPY, g, dy, a.x, norm_type, convention))
+
+    _export(f, name)
+    _export(b, name + "_backward")
+
+
+def _make_adaptive(r):
+    mname, aname = f"adaptive_max_pool{r}d", f"adaptive_avg_pool{r}d"
+
+    def fmax(input, output_size, return_indices=False):
+        done, res = _twin_if_torch(mname, input, (output_size, return_indices), {})
+        if done:
+            return res
+        a = _In(input, r)
+        g = _core.adaptive_geometry(spatial_size(a.x), output_size_list(output_size, spatial_size(a.x)))
+        y, idx = _engine.max_pool(NUMPY, g, a.x, "int64" if return_indices else None)
+        return (a.out(y), a.out(idx)) if return_indices else a.out(y)
+
+    def bmax(grad_output, input, indices):
+        """Gradient of adaptive max pooling; indices int64 from return_indices=True, or None to recompute."""
+        a = _In(input, r)
+        dy = a.other(grad_output, "grad_output")
+        g = _core.adaptive_geometry(spatial_size(a.x), spatial_size(dy))
+        idx = None if indices is None else a.other(indices, "indices")
+        return a.out(_engine.max_pool_backward(NUMPY, g, dy, idx, a.x))
+
+    def favg(input, output_size):
+        done, res = _twin_if_torch(aname, input, (output_size,), {})
+        if done:
+            return res
+        a = _In(input, r)
+        g = _core.adaptive_geometry(spatial_size(a.x), output_size_list(output_size, spatial_size(a.x)))
+        return a.out(_engine.avg_pool(NUMPY, g, a.x, False, None))
+
+    def bavg(grad_output, input):
+        a = _In(input, r)
+        dy = a.other(grad_output, "grad_output")
+        g = _core.adaptive_geometry(spatial_size(a.x), spatial_size(dy))
+        return a.out(_engine.avg_pool_backward(NUMPY, g, dy, list(a.x.shape), is_channels_last(a.x), False, None))
+
+    _export(fmax, mname)
+    _export(bmax, mname + "_backward")
+    _export(favg, aname)
+    _export(bavg, aname + "_backward")
+
+
+def fractional_geometry(x, kernel_size, output_size, output_ratio):
+    """The geometry of fractional max pooling of (N, C, spatial...) x (shared with poolkit.torch)."""
+    in_size = spatial_size(x)
+    k = int_list(kernel_size, "kernel_size")
+    if output_size is None and output_ratio is None:
+        raise ValueError("poolkit: output_size: fractional max pooling needs output_size or output_ratio")
+    if output_size is not None:
+        out = output_size_list(output_size, in_size)
+    else:
+        ratio = [float(output_ratio)] if np.ndim(output_ratio) == 0 else [float(v) for v in output_ratio]
+        out = _core.fractional_output_size(in_size, ratio, k)
+    return _core.fractional_geometry(in_size, out, k, x.dtype.itemsize < 8)
+
+
+def _make_fractional(r):
+    name = f"fractional_max_pool{r}d"
+
+    def f(input, kernel_size, output_size=None, output_ratio=None, return_indices=False, _random_samples=None):
+        done, res = _twin_if_torch(name, input, (kernel_size, output_size, output_ratio, return_indices,
+                                                 _random_samples), {})
+        if done:
+            return res
+        a = _In(input, r)
+        g = fractional_geometry(a.x, kernel_size, output_size, output_ratio)
+        if _random_samples is None:
+            samples = np.random.default_rng().random((a.x.shape[0], a.x.shape[1], r)).astype(a.x.dtype)
+        else:
+            samples = _as_numpy(_random_samples, "_random_samples")
+        y, idx = _engine.fractional_max_pool(NUMPY, g, samples, a.x, "int64" if return_indices else None)
+        return (a.out(y), a.out(idx)) if return_indices else a.out(y)
+
+    def b(grad_output, input, indices, kernel_size, output_size, _random_samples):
+        """Gradient of fractional max pooling; indices int64, or None to recompute from input and the samples."""
+        a = _In(input, r)
+        g = fractional_geometry(a.x, kernel_size, output_size, None)
+        idx = None if indices is None else a.other(indices, "indices")
+        samples = _as_numpy(_random_samples, "_random_samples")
+        return a.out(_engine.fractional_max_pool_backward(NUMPY, g, samples, a.other(grad_output, "grad_output"),
+                                                          idx, a.x))
+
+    _export(f, name)
+    _export(b, name + "_backward")
+
+
+def unpool_size(x, kernel_size, stride, padding, output_size):
+    """The spatial output size of max unpooling of (N, C, spatial...) x (shared with poolkit.torch)."""
+    req = None if output_size is None else int_list(output_size, "output_size")
+    return _core.unpool_output_size(spatial_size(x), int_list(kernel_size, "kernel_size"),
+                                    int_list(stride, "stride", allow_none=True), int_list(padding, "padding"), req)
+
+
+def _make_unpool(r):
+    name = f"max_unpool{r}d"
+
+    def f(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+        done, res = _twin_if_torch(name, input, (indices, kernel_size, stride, padding, output_size), {})
+        if done:
+            return res
+        a = _In(input, r)
+        idx = a.other(indices, "indices")
+        out = unpool_size(a.x, kernel_size, stride, padding, output_size)
+        return a.out(_engine.max_unpool(NUMPY, a.x, idx, out))
+
+    def b(grad_output, indices):
+        """Gradient of max unpooling w.r.t. its input: grad_output gathered at indices."""
+        a = _In(grad_output, r, name="grad_output")
+        return a.out(_engine.max_unpool_backward(NUMPY, a.x, a.other(indices, "indices")))
+
+    _export(f, name)
+    _export(b, name + "_backward")
+
+
+def _make_mixed_stochastic(r):
+    mname, sname = f"mixed_pool{r}d", f"stochastic_pool{r}d"
+
+    def fm(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=None,
+           divisor_override=None, lambda_=0.5, *, data_format="channels_first"):
+        """lambda_ * max_pool + (1 - lambda_) * avg_pool over the same windows."""
+        a = _In(input, r, data_format)
+        g = window_geometry(a.x, kernel_size, stride, padding, 1, ceil_mode)
+        cip = _avg_include_default(count_include_pad, padding)
+        return a.out(_engine.mixed_pool(NUMPY, g, a.x, lambda_, cip, divisor_override))
+
+    def bm(grad_output, input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=None,
+           divisor_override=None, lambda_=0.5, *, data_format="channels_first"):
+        """Returns (grad_input, grad_lambda)."""
+        a = _In(input, r, data_format)
+        g = window_geometry(a.x, kernel_size, stride, padding, 1, ceil_mode)
+        cip = _avg_include_default(count_include_pad, padding)
+        dx, dl = _engine.mixed_pool_backward(NUMPY, g, a.other(grad_output, "grad_output"), a.x, lambda_, cip,
+                                             divisor_override)
+        return a.out(dx), dl
+
+    def fs(input, kernel_size, stride=None, padding=0, ceil_mode=False, training=True, seed=0, *,
+           data_format="channels_first"):
+        """Stochastic pooling: in training one cell per window drawn with probability proportional to max(x, 0)
+        (reproducible from seed); otherwise the probability-weighted mean."""
+        a = _In(input, r, data_format)
+        g = window_geometry(a.x, kernel_size, stride, padding, 1, ceil_mode)
+        return a.out(_engine.stochastic_pool(NUMPY, g, a.x, training, seed))
+
+    def bs(grad_output, input, kernel_size, stride=None, padding=0, ceil_mode=False, training=True, seed=0, *,
+           data_format="channels_first"):
+        a = _In(input, r, data_format)
+        g = window_geometry(a.x, kernel_size, stride, padding, 1, ceil_mode)
+        return a.out(_engine.stochastic_pool_backward(NUMPY, g, a.other(grad_output, "grad_output"), a.x,
+                                                      training, seed))
+
+    _export(fm, mname)
+    _export(bm, mname + "_backward")
+    _export(fs, sname)
+    _export(bs, sname + "_backward")
+
+
+for _r in (1, 2, 3):
+    _make_max_pool(_r)
+    _make_avg_pool(_r)
+    _make_lp_pool(_r)
+    _make_adaptive(_r)
+    _make_fractional(_r)
+    _make_unpool(_r)
+    _make_mixed_stochastic(_r)
+
+
+def _global_in(input, data_format):
+    x = from_data_format(_as_numpy(input), data_format)
+    if x.ndim < 3 or x.ndim > 5:
+        raise ValueError(f"poolkit: input: must be (N, C, 1 to 3 spatial dims) (got shape {tuple(x.shape)})")
+    return x, _core.global_geometry(spatial_size(x))
+
+
+def global_max_pool(input, return_indices=False, *, data_format="channels_first"):
+    """Max over all spatial axes of (N, C, spatial...); the output keeps size-1 spatial axes."""
+    x, g = _global_in(input, data_format)
+    y, idx = _engine.max_pool(NUMPY, g, x, "int64" if return_indices else None)
+    y = to_data_format(y, data_format)
+    return (y, to_data_format(idx, data_format)) if return_indices else y
+
+
+def global_avg_pool(input, *, data_format="channels_first"):
+    x, g = _global_in(input, data_format)
+    return to_data_format(_engine.avg_pool(NUMPY, g, x, False, None), data_format)
+
+
+def global_lp_pool(input, norm_type=2, *, data_format="channels_first"):
+    """ONNX GlobalLpPool: (sum over all spatial cells of |x|^p)^(1/p)."""
+    x, g = _global_in(input, data_format)
+    return to_data_format(_engine.lp_pool(NUMPY, g, x, norm_type, "onnx"), data_format)
+
+
+def global_max_pool_backward(grad_output, input, indices=None, *, data_format="channels_first"):
+    x, g = _global_in(input, data_format)
+    dy = from_data_format(_as_numpy(grad_output), data_format)
+    idx = None if indices is None else from_data_format(_as_numpy(indices), data_format)
+    return to_data_format(_engine.max_pool_backward(NUMPY, g, dy, idx, x), data_format)
+
+
+def global_avg_pool_backward(grad_output, input, *, data_format="channels_first"):
+    x, g = _global_in(input, data_format)
+    dy = from_data_format(_as_numpy(grad_output), data_format)
+    return to_data_format(_engine.avg_pool_backward(NUMPY, g, dy, list(x.shape), is_channels_last(x), False, None),
+                          data_format)
+
+
+def global_lp_pool_backward(grad_output, input, norm_type=2, *, data_format="channels_first"):
+    x, g = _global_in(input, data_format)
+    dy = from_data_format(_as_numpy(grad_output), data_format)
+    return to_data_format(_engine.lp_pool_backward(NUMPY, g, dy, x, norm_type, "onnx"), data_format)
+
+
+__all__ += ["global_max_pool", "global_avg_pool", "global_lp_pool", "global_max_pool_backward",
+            "global_avg_pool_backward", "global_lp_pool_backward"]

@@ -1,0 +1,26 @@
+#include "arrays.hpp"
+
+#include <string>
+
+#include "poolkit/error.hpp"
+
+namespace poolkit::py {
+DType dtype_from(const nb::dlpack::dtype& t, const char* name) {
+  using C = nb::dlpack::dtype_code;
+  auto code = C(t.code);
+  if (t.lanes == 1) {
+    if (code == C::Float && t.bits == 32) return DType::f32;
+    if (code == C::Float && t.bits == 64) return DType::f64;
+    if (code == C::Float && t.bits == 16) return DType::f16;
+    if (code == C::Bfloat && t.bits == 16) return DType::bf16;
+    if (code == C::Int && t.bits == 64) return DType::i64;
+    if (code == C::Int && t.bits == 32) return DType::i32;
+    if (code == C::Int && t.bits == 16) return DType::i16;
+    if (code == C::UInt && t.bits == 8) return DType::u8;
+  }
+  fail(name, "has an unsupported dtype (code " + std::to_string(int(t.code)) + ", " + std::to_string(t.bits) +
+                 " bits); use float32, float64, float16, bfloat16 or an integer index type",
+       ErrorKind::Type);
+}
+
+}  // namespace poolkit::py
