@@ -227,7 +227,8 @@ def fractional_geometry(x, kernel_size, output_size, output_ratio):
     else:
         ratio = [float(output_ratio)] if np.ndim(output_ratio) == 0 else [float(v) for v in output_ratio]
         out = _core.fractional_output_size(in_size, ratio, k)
-    return _core.fractional_geometry(in_size, out, k, x.dtype.itemsize < 8)
+    in_float = str(x.dtype).split('.')[-1] != 'float64'  # PyTorch computes the sequence in the input's type
+    return _core.fractional_geometry(in_size, out, k, in_float)
 
 
 def _make_fractional(r):

@@ -25,6 +25,8 @@ void translate(const std::exception_ptr& p, void*) {
 
 NB_MODULE(_core, m) {
   m.doc() = "poolkit's C++ core";
+  // Autograd graphs alive at interpreter exit still hold geometries; that is not a leak worth reporting.
+  nanobind::set_leak_warnings(false);
   nanobind::register_exception_translator(&poolkit::py::translate);
   poolkit::py::bind_geometry(m);
   poolkit::py::bind_ops(m);

@@ -1,0 +1,156 @@
+"""poolkit for torch.Tensor: torch.nn.functional's names, argument order and defaults, differentiable through
+autograd (poolkit's own backward), zero-copy for channels-first and channels-last tensors. poolkit.torch.nn has
+the modules. The extra keywords of poolkit.functional (padding forms, data_format, convention) work here too."""
+import torch
+
+from .. import _core
+from .._layout import batched, from_data_format, to_data_format, unbatch
+from .._params import output_size_list, spatial_size, window_geometry
+from ..functional import _avg_include_default, fractional_geometry, unpool_size
+from . import _autograd as A
+
+__all__ = []
+
+
+def _check_tensor(x, name="input"):
+    if not isinstance(x, torch.Tensor):
+        raise TypeError(f"poolkit: {name}: must be a torch.Tensor (got {type(x).__name__})")
+    if x.device.type != "cpu":
+        raise TypeError(f"poolkit: {name}: must be a CPU tensor (got device {x.device})")
+    return x
+
+
+class _In:
+    def __init__(self, x, rank, data_format="channels_first", name="input"):
+        x = _check_tensor(x, name)
+        x, self.added = batched(x, rank, name)
+        self.data_format = data_format
+        self.x = from_data_format(x, data_format)
+
+    def other(self, a, name):
+        a = _check_tensor(a, name)
+        return from_data_format(a[None] if self.added else a, self.data_format)
+
+    def out(self, y):
+        return unbatch(to_data_format(y, self.data_format), self.added)
+
+
+def _export(fn, name):
+    fn.__name__ = fn.__qualname__ = name
+    globals()[name] = fn
+    __all__.append(name)
+
+
+def _max_result(a, res, return_indices):
+    if return_indices:
+        y, idx = res
+        return a.out(y), a.out(idx)
+    return a.out(res)
+
+
+def _make(r):
+    def max_pool(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False, *,
+                 data_format="channels_first"):
+        a = _In(input, r, data_format)
+        g = window_geometry(a.x, kernel_size, stride, padding, dilation, ceil_mode)
+        return _max_result(a, A.MaxPool.apply(a.x, g, bool(return_indices)), return_indices)
+
+    def avg_impl(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, data_format):
+        a = _In(input, r, data_format)
+        g = window_geometry(a.x, kernel_size, stride, padding, 1, ceil_mode)
+        cip = _avg_include_default(count_include_pad, padding)
+        return a.out(A.AvgPool.apply(a.x, g, cip, divisor_override))
+
+    if r == 1:
+        def avg_pool(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=None, *,
+                     divisor_override=None, data_format="channels_first"):
+            return avg_impl(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override,
+                            data_format)
+    else:
+        def avg_pool(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=None,
+                     divisor_override=None, *, data_format="channels_first"):
+            return avg_impl(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override,
+                            data_format)
+
+    def lp_pool(input, norm_type, kernel_size, stride=None, ceil_mode=False, *, padding=0, convention="torch",
+                data_format="channels_first"):
+        a = _In(input, r, data_format)
+        g = window_geometry(a.x, kernel_size, stride, padding, 1, ceil_mode)
+        return a.out(A.LpPool.apply(a.x, g, float(norm_type), convention))
+
+    def adaptive_max_pool(input, output_size, return_indices=False):
+        a = _In(input, r)
+        g = _core.adaptive_geometry(spatial_size(a.x), output_size_list(output_size, spatial_size(a.x)))
+        return _max_result(a, A.MaxPool.apply(a.x, g, bool(return_indices)), return_indices)
+
+    def adaptive_avg_pool(input, output_size):
+        a = _In(input, r)
+        g = _core.adaptive_geometry(spatial_size(a.x), output_size_list(output_size, spatial_size(a.x)))
+        return a.out(A.AvgPool.apply(a.x, g, False, None))
+
+    def fractional_max_pool(input, kernel_size, output_size=None, output_ratio=None, return_indices=False,
+                            _random_samples=None):
+        a = _In(input, r)
+        g = fractional_geometry(a.x, kernel_size, output_size, output_ratio)
+        if _random_samples is None:
+            _random_samples = torch.rand(a.x.shape[0], a.x.shape[1], r, dtype=a.x.dtype)
+        _check_tensor(_random_samples, "_random_samples")
+        res = A.FractionalMaxPool.apply(a.x, g, _random_samples, bool(return_indices))
+        return _max_result(a, res, return_indices)
+
+    def max_unpool(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+        a = _In(input, r)
+        idx = a.other(indices, "indices")
+        out = unpool_size(a.x, kernel_size, stride, padding, output_size)
+        return a.out(A.MaxUnpool.apply(a.x, idx, out))
+
+    def mixed_pool(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=None,
+                   divisor_override=None, lambda_=0.5, *, data_format="channels_first"):
+        a = _In(input, r, data_format)
+        g = window_geometry(a.x, kernel_size, stride, padding, 1, ceil_mode)
+        cip = _avg_include_default(count_include_pad, padding)
+        return a.out(A.MixedPool.apply(a.x, lambda_, g, cip, divisor_override))
+
+    def stochastic_pool(input, kernel_size, stride=None, padding=0, ceil_mode=False, training=True, seed=0, *,
+                        data_format="channels_first"):
+        a = _In(input, r, data_format)
+        g = window_geometry(a.x, kernel_size, stride, padding, 1, ceil_mode)
+        return a.out(A.StochasticPool.apply(a.x, g, bool(training), int(seed)))
+
+    for fn, base in ((max_pool, "max_pool"), (avg_pool, "avg_pool"), (lp_pool, "lp_pool"),
+                     (adaptive_max_pool, "adaptive_max_pool"), (adaptive_avg_pool, "adaptive_avg_pool"),
+                     (fractional_max_pool, "fractional_max_pool"), (max_unpool, "max_unpool"),
+                     (mixed_pool, "mixed_pool"), (stochastic_pool, "stochastic_pool")):
+        _export(fn, f"{base}{r}d")
+
+
+for _r in (1, 2, 3):
+    _make(_r)
+
+
+def _global_in(input, data_format):
+    x = from_data_format(_check_tensor(input), data_format)
+    if x.dim() < 3 or x.dim() > 5:
+        raise ValueError(f"poolkit: input: must be (N, C, 1 to 3 spatial dims) (got shape {tuple(x.shape)})")
+    return x, _core.global_geometry(spatial_size(x))
+
+
+def global_max_pool(input, return_indices=False, *, data_format="channels_first"):
+    x, g = _global_in(input, data_format)
+    res = A.MaxPool.apply(x, g, bool(return_indices))
+    if return_indices:
+        return to_data_format(res[0], data_format), to_data_format(res[1], data_format)
+    return to_data_format(res, data_format)
+
+
+def global_avg_pool(input, *, data_format="channels_first"):
+    x, g = _global_in(input, data_format)
+    return to_data_format(A.AvgPool.apply(x, g, False, None), data_format)
+
+
+def global_lp_pool(input, norm_type=2, *, data_format="channels_first"):
+    x, g = _global_in(input, data_format)
+    return to_data_format(A.LpPool.apply(x, g, float(norm_type), "onnx"), data_format)
+
+
+__all__ += ["global_max_pool", "global_avg_pool", "global_lp_pool"]

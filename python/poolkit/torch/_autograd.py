@@ -1,0 +1,128 @@
+"""torch.autograd.Functions over poolkit's forward and backward operators. Inputs arrive as (N, C, spatial...)
+tensors; the callers in poolkit.torch handle unbatched inputs and data_format."""
+import torch
+
+from .. import _engine
+from .._layout import TORCH, is_channels_last
+
+
+class MaxPool(torch.autograd.Function):
+    """Max, adaptive max and global max pooling. Saves the compact window-local argmax unless the caller asked for
+    PyTorch's int64 indices (then those, which it returns too)."""
+
+    @staticmethod
+    def forward(ctx, x, g, return_indices):
+        x = x.detach()
+        y, am = _engine.max_pool(TORCH, g, x, "int64" if return_indices else "compact")
+        ctx.g, ctx.x_shape, ctx.cl = g, list(x.shape), is_channels_last(x)
+        ctx.save_for_backward(am)
+        if return_indices:
+            ctx.mark_non_differentiable(am)
+            return y, am
+        return y
+
+    @staticmethod
+    @torch.autograd.function.once_differentiable
+    def backward(ctx, dy, *unused):
+        (am,) = ctx.saved_tensors
+        return _engine.max_pool_backward(TORCH, ctx.g, dy, am, None, ctx.x_shape, ctx.cl), None, None
+
+
+class FractionalMaxPool(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, g, samples, return_indices):
+        x, samples = x.detach(), samples.detach()
+        y, am = _engine.fractional_max_pool(TORCH, g, samples, x, "int64" if return_indices else "compact")
+        ctx.g, ctx.x_shape, ctx.cl = g, list(x.shape), is_channels_last(x)
+        ctx.save_for_backward(am, samples)
+        if return_indices:
+            ctx.mark_non_differentiable(am)
+            return y, am
+        return y
+
+    @staticmethod
+    @torch.autograd.function.once_differentiable
+    def backward(ctx, dy, *unused):
+        am, samples = ctx.saved_tensors
+        dx = _engine.fractional_max_pool_backward(TORCH, ctx.g, samples, dy, am, None, ctx.x_shape, ctx.cl)
+        return dx, None, None, None
+
+
+class AvgPool(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, g, count_include_pad, divisor_override):
+        x = x.detach()
+        ctx.g, ctx.x_shape, ctx.cl = g, list(x.shape), is_channels_last(x)
+        ctx.opts = (count_include_pad, divisor_override)
+        return _engine.avg_pool(TORCH, g, x, count_include_pad, divisor_override)
+
+    @staticmethod
+    @torch.autograd.function.once_differentiable
+    def backward(ctx, dy):
+        dx = _engine.avg_pool_backward(TORCH, ctx.g, dy, ctx.x_shape, ctx.cl, *ctx.opts)
+        return dx, None, None, None
+
+
+class LpPool(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, g, norm_type, convention):
+        x = x.detach()
+        ctx.g, ctx.opts = g, (norm_type, convention)
+        ctx.save_for_backward(x)
+        return _engine.lp_pool(TORCH, g, x, norm_type, convention)
+
+    @staticmethod
+    @torch.autograd.function.once_differentiable
+    def backward(ctx, dy):
+        (x,) = ctx.saved_tensors
+        return _engine.lp_pool_backward(TORCH, ctx.g, dy, x, *ctx.opts), None, None, None
+
+
+class MixedPool(torch.autograd.Function):
+    """lambda_ may be a float or a 0-d tensor (then it gets a gradient too)."""
+
+    @staticmethod
+    def forward(ctx, x, lambda_, g, count_include_pad, divisor_override):
+        x = x.detach()
+        lam = float(lambda_)
+        ctx.g, ctx.opts = g, (lam, count_include_pad, divisor_override)
+        ctx.lambda_is_tensor = isinstance(lambda_, torch.Tensor)
+        ctx.save_for_backward(x)
+        return _engine.mixed_pool(TORCH, g, x, lam, count_include_pad, divisor_override)
+
+    @staticmethod
+    @torch.autograd.function.once_differentiable
+    def backward(ctx, dy):
+        (x,) = ctx.saved_tensors
+        dx, dl = _engine.mixed_pool_backward(TORCH, ctx.g, dy, x, *ctx.opts)
+        dlam = torch.tensor(dl, dtype=x.dtype) if ctx.lambda_is_tensor else None
+        return dx, dlam, None, None, None
+
+
+class StochasticPool(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, g, training, seed):
+        x = x.detach()
+        ctx.g, ctx.opts = g, (training, seed)
+        ctx.save_for_backward(x)
+        return _engine.stochastic_pool(TORCH, g, x, training, seed)
+
+    @staticmethod
+    @torch.autograd.function.once_differentiable
+    def backward(ctx, dy):
+        (x,) = ctx.saved_tensors
+        return _engine.stochastic_pool_backward(TORCH, ctx.g, dy, x, *ctx.opts), None, None, None
+
+
+class MaxUnpool(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, indices, out_spatial):
+        x, indices = x.detach(), indices.detach()
+        ctx.save_for_backward(indices)
+        return _engine.max_unpool(TORCH, x, indices, out_spatial)
+
+    @staticmethod
+    @torch.autograd.function.once_differentiable
+    def backward(ctx, dy):
+        (indices,) = ctx.saved_tensors
+        return _engine.max_unpool_backward(TORCH, dy, indices), None, None

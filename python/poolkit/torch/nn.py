@@ -1,0 +1,87 @@
+"""torch.nn modules over poolkit.torch, with torch.nn's constructor arguments; they drop into nn.Sequential."""
+import torch
+
+from .. import torch as F
+
+
+class _Pool(torch.nn.Module):
+    _fn = None
+    _args = ()
+
+    def __init__(self, *args, **kwargs):
+        super().__init__()
+        names = list(self._args)
+        if len(args) > len(names):
+            raise TypeError(f"{type(self).__name__}: too many positional arguments")
+        values = dict(self._defaults)
+        for n, v in zip(names, args):
+            values[n] = v
+        for n, v in kwargs.items():
+            if n not in values:
+                raise TypeError(f"{type(self).__name__}: unexpected keyword argument {n!r}")
+            values[n] = v
+        for n in names:
+            if values[n] is _REQUIRED:
+                raise TypeError(f"{type(self).__name__}: missing argument {n!r}")
+        self._values = values
+
+    def extra_repr(self):
+        return ", ".join(f"{k}={v}" for k, v in self._values.items())
+
+    def forward(self, input):
+        return getattr(F, self._fn)(input, **self._values)
+
+
+_REQUIRED = object()
+
+
+def _module(name, fn, args, defaults):
+    cls = type(name, (_Pool,), {"_fn": fn, "_args": tuple(a for a, _ in args),
+                                "_defaults": {a: d for a, d in args} | defaults})
+    cls.__module__ = __name__
+    return cls
+
+
+_R = _REQUIRED
+for _r in (1, 2, 3):
+    globals()[f"MaxPool{_r}d"] = _module(f"MaxPool{_r}d", f"max_pool{_r}d", [
+        ("kernel_size", _R), ("stride", None), ("padding", 0), ("dilation", 1), ("return_indices", False),
+        ("ceil_mode", False)], {})
+    _avg = [("kernel_size", _R), ("stride", None), ("padding", 0), ("ceil_mode", False), ("count_include_pad", True)]
+    if _r > 1:
+        _avg.append(("divisor_override", None))
+    globals()[f"AvgPool{_r}d"] = _module(f"AvgPool{_r}d", f"avg_pool{_r}d", _avg, {})
+    globals()[f"LPPool{_r}d"] = _module(f"LPPool{_r}d", f"lp_pool{_r}d", [
+        ("norm_type", _R), ("kernel_size", _R), ("stride", None), ("ceil_mode", False)], {})
+    globals()[f"AdaptiveMaxPool{_r}d"] = _module(f"AdaptiveMaxPool{_r}d", f"adaptive_max_pool{_r}d", [
+        ("output_size", _R), ("return_indices", False)], {})
+    globals()[f"AdaptiveAvgPool{_r}d"] = _module(f"AdaptiveAvgPool{_r}d", f"adaptive_avg_pool{_r}d", [
+        ("output_size", _R)], {})
+    globals()[f"FractionalMaxPool{_r}d"] = _module(f"FractionalMaxPool{_r}d", f"fractional_max_pool{_r}d", [
+        ("kernel_size", _R), ("output_size", None), ("output_ratio", None), ("return_indices", False),
+        ("_random_samples", None)], {})
+    globals()[f"MixedPool{_r}d"] = _module(f"MixedPool{_r}d", f"mixed_pool{_r}d", [
+        ("kernel_size", _R), ("stride", None), ("padding", 0), ("ceil_mode", False), ("count_include_pad", None),
+        ("divisor_override", None), ("lambda_", 0.5)], {})
+
+
+class _Unpool(_Pool):
+    def forward(self, input, indices, output_size=None):
+        return getattr(F, self._fn)(input, indices, output_size=output_size, **self._values)
+
+
+class _Stochastic(_Pool):
+    def forward(self, input):
+        return getattr(F, self._fn)(input, training=self.training, **self._values)
+
+
+for _r in (1, 2, 3):
+    _u = type(f"MaxUnpool{_r}d", (_Unpool,), {"_fn": f"max_unpool{_r}d", "_args": ("kernel_size", "stride", "padding"),
+                                             "_defaults": {"kernel_size": _R, "stride": None, "padding": 0}})
+    _u.__module__ = __name__
+    globals()[_u.__name__] = _u
+    _s = type(f"StochasticPool{_r}d", (_Stochastic,), {
+        "_fn": f"stochastic_pool{_r}d", "_args": ("kernel_size", "stride", "padding", "ceil_mode", "seed"),
+        "_defaults": {"kernel_size": _R, "stride": None, "padding": 0, "ceil_mode": False, "seed": 0}})
+    _s.__module__ = __name__
+    globals()[_s.__name__] = _s
