@@ -1,0 +1,79 @@
+#pragma once
+// Launch machinery shared by the CUDA operators: the grid-stride kernel that runs a per-thread functor, error
+// checks, the device error flag, stream-ordered scratch memory and the dtype / index-type switches.
+#include <cuda_runtime.h>
+
+#include <stdexcept>
+#include <string>
+
+#include "indexing.hpp"
+#include "poolkit/error.hpp"
+#include "stream.hpp"
+
+namespace poolkit::cuda::detail {
+
+inline cudaStream_t stream() { return static_cast<cudaStream_t>(current_stream()); }
+
+inline void check(cudaError_t e, const char* what) {
+  if (e != cudaSuccess) throw std::runtime_error(std::string("poolkit: CUDA ") + what + ": " + cudaGetErrorString(e));
+}
+
+template <class F, class I>
+__global__ void __launch_bounds__(256) each_index(F f, I total) {
+  for (I i = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x); i < total; i += I(gridDim.x) * I(blockDim.x)) f(i);
+}
+
+template <class F, class I>
+void launch(const F& f, I total) {
+  if (total <= 0) return;
+  constexpr int block = 256;
+  int64_t blocks = (int64_t(total) + block - 1) / block;
+  if (blocks > (int64_t(1) << 20)) blocks = int64_t(1) << 20;
+  each_index<F, I><<<unsigned(blocks), block, 0, stream()>>>(f, total);
+  check(cudaGetLastError(), "kernel launch");
+}
+
+// Device memory freed at the end of the scope, in stream order.
+struct Scratch {
+  void* p = nullptr;
+  explicit Scratch(size_t bytes) { check(cudaMallocAsync(&p, bytes ? bytes : 1, stream()), "cudaMallocAsync"); }
+  ~Scratch() { cudaFreeAsync(p, stream()); }
+  Scratch(const Scratch&) = delete;
+  Scratch& operator=(const Scratch&) = delete;
+  template <class T> T* as() const { return static_cast<T*>(p); }
+};
+
+// A device int set by kernels that find bad indices; raise() reads it back (synchronising the stream).
+struct ErrorFlag {
+  Scratch mem{sizeof(int)};
+  ErrorFlag() { check(cudaMemsetAsync(mem.p, 0, sizeof(int), stream()), "cudaMemsetAsync"); }
+  int* get() const { return mem.as<int>(); }
+  bool raised() const {
+    int h = 0;
+    check(cudaMemcpyAsync(&h, mem.p, sizeof(int), cudaMemcpyDeviceToHost, stream()), "cudaMemcpyAsync");
+    check(cudaStreamSynchronize(stream()), "cudaStreamSynchronize");
+    return h != 0;
+  }
+};
+
+// Calls f(T{}, I{}) for the floating dtype and the narrowest safe index type.
+template <class F>
+void with_types(DType dtype, bool int32, F&& f) {
+  auto idx = [&](auto t) {
+    if (int32) f(t, int32_t{}); else f(t, int64_t{});
+  };
+  switch (dtype) {
+    case DType::f32: idx(float{}); return;
+    case DType::f64: idx(double{}); return;
+    case DType::bf16: idx(bfloat16{}); return;
+    case DType::f16: idx(float16{}); return;
+    default: fail("x", std::string("unsupported dtype ") + dtype_name(dtype), ErrorKind::Type);
+  }
+}
+
+template <class I>
+void copy3(I* dst, const Sizes3& s) {
+  for (int i = 0; i < 3; ++i) dst[i] = I(s.v[i]);
+}
+
+}  // namespace poolkit::cuda::detail
