@@ -1,6 +1,7 @@
 #include "poolkit/geometry.hpp"
 
 #include <algorithm>
+#include <numeric>
 #include <string>
 
 #include "../core/checked.hpp"
@@ -42,14 +43,16 @@ Axis regular_axis(int64_t in, int64_t k, int64_t s, int64_t d, int64_t lo, int64
   a.in = in; a.kernel = k; a.stride = s; a.dilation = d; a.pad_lo = lo; a.pad_hi = hi;
   int64_t eff = checked_add(checked_mul(d, k - 1, "dilation"), 1, "dilation");
   int64_t padded = checked_add(checked_add(in, lo, "padding"), hi, "padding");
-  if (eff > padded)
-    fail(axis_name("kernel_size", i), "effective kernel dilation*(kernel-1)+1 = " + std::to_string(eff) +
-                                          " is larger than the padded input " + std::to_string(padded));
+  // PyTorch's pooling_output_shape: floor division, so a kernel longer than the padded input is fine in ceil
+  // mode as long as one window results (its end is clipped to the input).
   int64_t span = padded - eff + (ceil_mode ? s - 1 : 0);
-  int64_t out = span / s + 1;
+  int64_t out = (span >= 0 ? span / s : -((-span + s - 1) / s)) + 1;
   if (ceil_mode && (out - 1) * s >= in + lo) --out;
   a.out = out;
-  if (out < 1) fail(axis_name("output size", i), "must be >= 1" + got(out));
+  if (out < 1)
+    fail(axis_name("output size", i), "must be >= 1" + got(out) + ": the effective kernel dilation*(kernel-1)+1 = " +
+                                          std::to_string(eff) + " does not fit the padded input " +
+                                          std::to_string(padded));
   checked_mul(out, s, "stride");
   // Every window must read at least one input cell, else padding alone would fill it.
   for (int64_t o : {int64_t(0), out - 1}) {
@@ -57,7 +60,10 @@ Axis regular_axis(int64_t in, int64_t k, int64_t s, int64_t d, int64_t lo, int64
     if (r.end <= r.begin)
       fail(axis_name("padding", i), "too large: window " + std::to_string(o) + " reads no input cell");
   }
-  for (int64_t o = 1; o + 1 < out && d > 1; ++o) {  // dilation can step over a short input
+  // Dilation can step over an input shorter than it. Middle windows starting at or past 0 read their first tap; one
+  // starting before 0 reads a cell iff its origin mod d is < in, which repeats with period d / gcd(s, d) windows.
+  int64_t period = d / std::gcd(s, d);
+  for (int64_t o = 1; o + 1 < out && o <= period && in < d; ++o) {
     Range r = a.valid_taps(o);
     if (r.end <= r.begin)
       fail(axis_name("dilation", i), "too large: window " + std::to_string(o) + " reads no input cell");
