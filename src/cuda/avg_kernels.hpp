@@ -60,8 +60,8 @@ struct AvgForward {
   AvgParams opt;
   View5<const T, I> x;
   View5<T, I> y;
-  I C, O[3];
-  bool channels_last;
+  I C = 0, O[3] = {0, 0, 0};
+  bool channels_last = false;
 
   POOLKIT_HD void operator()(I i) const {
     using A = acc_t<T>;
@@ -118,8 +118,8 @@ struct AvgBackward {
   AvgParams opt;
   View5<const T, I> dy;
   View5<T, I> dx;
-  I C, In[3];
-  bool channels_last;
+  I C = 0, In[3] = {0, 0, 0};
+  bool channels_last = false;
 
   POOLKIT_HD void operator()(I i) const {
     using A = acc_t<T>;
@@ -171,8 +171,8 @@ struct LpForward {
   bool onnx;
   View5<const T, I> x;
   View5<T, I> y;
-  I C, O[3];
-  bool channels_last;
+  I C = 0, O[3] = {0, 0, 0};
+  bool channels_last = false;
 
   POOLKIT_HD void operator()(I i) const {
     Idx5<I> q = decompose<I>(i, C, O[0], O[1], O[2], channels_last);
@@ -187,8 +187,8 @@ struct LpBackward {
   bool onnx;
   View5<const T, I> dy, x;
   View5<T, I> dx;
-  I C, In[3];
-  bool channels_last;
+  I C = 0, In[3] = {0, 0, 0};
+  bool channels_last = false;
 
   POOLKIT_HD void operator()(I i) const {
     using A = acc_t<T>;
@@ -217,8 +217,8 @@ struct MixedForward {
   double lambda;
   View5<const T, I> x;
   View5<T, I> y;
-  I C, O[3];
-  bool channels_last;
+  I C = 0, O[3] = {0, 0, 0};
+  bool channels_last = false;
 
   POOLKIT_HD void operator()(I i) const {
     using A = acc_t<T>;
@@ -239,7 +239,7 @@ struct MixedLambdaTerms {
   AvgParams opt;
   View5<const T, I> dy, x;
   double* terms;
-  I C, O[3];
+  I C = 0, O[3] = {0, 0, 0};
 
   POOLKIT_HD void operator()(I i) const {
     using A = acc_t<T>;
@@ -258,8 +258,8 @@ struct MixedBackward {
   double lambda;
   View5<const T, I> dy, x;
   View5<T, I> dx;
-  I C, In[3];
-  bool channels_last;
+  I C = 0, In[3] = {0, 0, 0};
+  bool channels_last = false;
 
   POOLKIT_HD void operator()(I i) const {
     using A = acc_t<T>;

@@ -60,6 +60,11 @@ inline Sizes3 spatial3(const TensorView& t) {
   return s;
 }
 
+template <class I>
+void copy3(I* dst, const Sizes3& s) {
+  for (int i = 0; i < 3; ++i) dst[i] = I(s.v[i]);
+}
+
 // The geometry with three axes, unit axes in front (as the reference's as3d).
 inline Geometry pad3(const Geometry& g) {
   Geometry r;

@@ -45,8 +45,8 @@ struct MaxForward {
   View5<const T, I> x;
   View5<T, I> y;
   ArgmaxView argmax;
-  I C, O[3];
-  bool channels_last;
+  I C = 0, O[3] = {0, 0, 0};
+  bool channels_last = false;
 
   POOLKIT_HD void operator()(I i) const {
     Idx5<I> q = decompose<I>(i, C, O[0], O[1], O[2], channels_last);
@@ -123,8 +123,8 @@ struct MaxBackward {
   View5<T, I> dx;
   ArgmaxView argmax;
   int* error;
-  I C, In[3];
-  bool channels_last;
+  I C = 0, In[3] = {0, 0, 0};
+  bool channels_last = false;
 
   POOLKIT_HD void operator()(I i) const {
     using A = acc_t<T>;

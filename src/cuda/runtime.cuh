@@ -71,9 +71,4 @@ void with_types(DType dtype, bool int32, F&& f) {
   }
 }
 
-template <class I>
-void copy3(I* dst, const Sizes3& s) {
-  for (int i = 0; i < 3; ++i) dst[i] = I(s.v[i]);
-}
-
 }  // namespace poolkit::cuda::detail

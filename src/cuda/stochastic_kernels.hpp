@@ -53,8 +53,8 @@ struct StochasticForward {
   uint64_t seed;
   View5<const T, I> x;
   View5<T, I> y;
-  I C, O[3];
-  bool channels_last;
+  I C = 0, O[3] = {0, 0, 0};
+  bool channels_last = false;
 
   POOLKIT_HD void operator()(I i) const {
     using A = acc_t<T>;
@@ -78,8 +78,8 @@ struct StochasticBackward {
   uint64_t seed;
   View5<const T, I> dy, x;
   View5<T, I> dx;
-  I C, In[3];
-  bool channels_last;
+  I C = 0, In[3] = {0, 0, 0};
+  bool channels_last = false;
 
   POOLKIT_HD void operator()(I i) const {
     using A = acc_t<T>;

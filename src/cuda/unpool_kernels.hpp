@@ -27,8 +27,8 @@ struct UnpoolWinners {
   View5<const int64_t, I> indices;
   I* winner;  // N * C * out_cells, filled with -1
   int* error;
-  I C, In[3], out_cells;
-  bool channels_last;
+  I C = 0, In[3] = {0, 0, 0}, out_cells = 0;
+  bool channels_last = false;
 
   POOLKIT_HD void operator()(I i) const {
     Idx5<I> q = decompose<I>(i, C, In[0], In[1], In[2], channels_last);
@@ -48,8 +48,8 @@ struct UnpoolGather {
   View5<const T, I> x;
   View5<T, I> y;
   const I* winner;
-  I C, In[3], Out[3];
-  bool channels_last;
+  I C = 0, In[3] = {0, 0, 0}, Out[3] = {0, 0, 0};
+  bool channels_last = false;
 
   POOLKIT_HD void operator()(I i) const {
     Idx5<I> q = decompose<I>(i, C, Out[0], Out[1], Out[2], channels_last);
@@ -66,8 +66,8 @@ struct UnpoolBackward {
   View5<const int64_t, I> indices;
   View5<T, I> dx;
   int* error;
-  I C, In[3], Out[3];
-  bool channels_last;
+  I C = 0, In[3] = {0, 0, 0}, Out[3] = {0, 0, 0};
+  bool channels_last = false;
 
   POOLKIT_HD void operator()(I i) const {
     Idx5<I> q = decompose<I>(i, C, In[0], In[1], In[2], channels_last);
