@@ -1,10 +1,34 @@
-// The fast CPU backend. Nothing is specialised yet: every request goes to the reference.
-#pragma GCC diagnostic ignored "-Wunused-parameter"
+// The operators the fast CPU path does not specialise: they return false and the reference does the work.
+// Max and average pooling live in forward.cpp and backward.cpp.
 #include "../backends.hpp"
 
 namespace poolkit::cpu {
-#define POOLKIT_OP(name, params, args, device_tensor) \
-  bool name params { return false; }
-#include "poolkit/ops_list.inc"
-#undef POOLKIT_OP
+
+bool lp_pool_forward(const Geometry&, const LpOptions&, const TensorView&, const TensorView&) { return false; }
+bool lp_pool_backward(const Geometry&, const LpOptions&, const TensorView&, const TensorView&, const TensorView&) {
+  return false;
+}
+bool mixed_pool_forward(const Geometry&, const MixedOptions&, const TensorView&, const TensorView&) { return false; }
+bool mixed_pool_backward(const Geometry&, const MixedOptions&, const TensorView&, const TensorView&,
+                         const TensorView&, double*) {
+  return false;
+}
+bool stochastic_pool_forward(const Geometry&, const StochasticOptions&, const TensorView&, const TensorView&) {
+  return false;
+}
+bool stochastic_pool_backward(const Geometry&, const StochasticOptions&, const TensorView&, const TensorView&,
+                              const TensorView&) {
+  return false;
+}
+bool fractional_max_pool_forward(const Geometry&, const TensorView&, const TensorView&, const TensorView&,
+                                 const TensorView&) {
+  return false;
+}
+bool fractional_max_pool_backward(const Geometry&, const TensorView&, const TensorView&, const TensorView&,
+                                  const TensorView&, const TensorView&) {
+  return false;
+}
+bool max_unpool_forward(const TensorView&, const TensorView&, const TensorView&) { return false; }
+bool max_unpool_backward(const TensorView&, const TensorView&, const TensorView&) { return false; }
+
 }  // namespace poolkit::cpu

@@ -1,0 +1,220 @@
+// Drivers of max and average pooling backward, as gathers (each dx cell is written once by one thread; no
+// atomics). Windows that tile the input (kernel == stride, no padding or dilation) in channels-first take a
+// row kernel that writes dx rows whole; channels-last gathers over the covering outputs of each input pixel,
+// vectorised over C, adding in increasing output order as the reference does.
+#include <cstring>
+
+#include "../backends.hpp"
+#include "common.hpp"
+
+namespace poolkit::cpu {
+namespace {
+
+struct Backward {
+  bool is_max;
+  Geometry g3;
+  Tables tab;
+  View5 dy, dx, am;
+  IndexForm form;
+  int64_t N, C;
+  AvgOptions opt;
+  int esize;
+  int64_t work;  // elements read and written
+
+  int64_t divisor(int64_t a, int64_t b, int64_t d) const {
+    if (opt.divisor_override) return *opt.divisor_override;
+    bool inc = opt.count_include_pad;
+    return g3.axes[0].divisor(a, inc) * g3.axes[1].divisor(b, inc) * g3.axes[2].divisor(d, inc);
+  }
+};
+
+bool tiles(const Geometry& g3) {
+  for (const Axis& a : g3.axes)
+    if (a.kind != AxisKind::Regular || a.kernel != a.stride || a.dilation != 1 || a.pad_lo != 0 ||
+        a.pad_hi != 0 || a.out * a.stride > a.in)
+      return false;
+  return true;
+}
+
+void zero(const Backward& b, int64_t off, int64_t count) { std::memset(b.dx.at<char>(off), 0, count * b.esize); }
+
+// One (n, c) plane of tiled windows, channels-first with unit W strides.
+bool tiled_plane(const Backward& b, int64_t n, int64_t c) {
+  const Axis &A = b.g3.axes[0], &B = b.g3.axes[1], &W = b.g3.axes[2];
+  const bool f32 = b.esize == 4;
+  thread_local std::vector<int32_t> rel;
+  thread_local std::vector<uint8_t> hits;
+  rel.resize(W.out);
+  hits.resize(W.out);
+  const int64_t done_w = W.out * W.stride;
+  for (int64_t ot = 0; ot < A.out; ++ot)
+    for (int64_t oh = 0; oh < B.out; ++oh) {
+      const int64_t yrow = b.dy.offset(n, c, ot, oh, 0);
+      std::fill(hits.begin(), hits.end(), 0);
+      for (int64_t jt = 0; jt < A.kernel; ++jt)
+        for (int64_t jh = 0; jh < B.kernel; ++jh) {
+          const int64_t t = ot * A.stride + jt, h = oh * B.stride + jh;
+          TiledBackwardJob j;
+          j.g = b.dy.at<char>(yrow);
+          j.dx = b.dx.at<char>(b.dx.offset(n, c, t, h, 0));
+          j.count = W.out;
+          j.stride = W.stride;
+          j.divisor = b.divisor(ot, oh, 0);
+          if (b.is_max) {
+            int64_t base = b.form == IndexForm::I64 ? b.tab.flat(t, h, 0) : b.tab.local(jt, jh, 0);
+            int64_t step = b.form == IndexForm::I64 ? W.stride : 0;
+            for (int64_t o = 0; o < W.out; ++o) {
+              int64_t v = 0, off = yrow + o * b.am.s[4];
+              switch (b.form) {
+                case IndexForm::U8: v = *b.am.at<uint8_t>(off); break;
+                case IndexForm::I16: v = *b.am.at<int16_t>(off); break;
+                case IndexForm::I32: v = *b.am.at<int32_t>(off); break;
+                default: v = *b.am.at<int64_t>(off); break;
+              }
+              int64_t r = v - base - o * step;
+              bool in = r >= 0 && r < W.stride;
+              rel[o] = in ? int32_t(r) : -1;
+              hits[o] += in;
+            }
+            j.rel = rel.data();
+            f32 ? tiled_max_backward_f32(j) : tiled_max_backward_f64(j);
+          } else {
+            f32 ? tiled_avg_backward_f32(j) : tiled_avg_backward_f64(j);
+          }
+          if (done_w < W.in) zero(b, b.dx.offset(n, c, t, h, done_w), W.in - done_w);
+        }
+      if (b.is_max)
+        for (int64_t o = 0; o < W.out; ++o)
+          if (hits[o] != 1) return false;  // an argmax outside its window: the reference reports it
+    }
+  // Input rows no window reads.
+  for (int64_t t = 0; t < A.in; ++t)
+    for (int64_t h = 0; h < B.in; ++h)
+      if (t >= A.out * A.stride || h >= B.out * B.stride) zero(b, b.dx.offset(n, c, t, h, 0), W.in);
+  return true;
+}
+
+// Does the saved argmax of output (ot, oh, ow) name a cell inside its window?
+bool argmax_valid(const Backward& b, int64_t v, int64_t ot, int64_t oh, int64_t ow) {
+  const AxisTable* ax[3] = {&b.tab.t, &b.tab.h, &b.tab.w};
+  int64_t o[3] = {ot, oh, ow}, j[3];
+  if (b.form == IndexForm::I64) {
+    int64_t H = b.tab.h.axis.in, W = b.tab.w.axis.in;
+    int64_t pos[3] = {v / (H * W), (v / W) % H, v % W};
+    if (v < 0 || pos[0] >= b.tab.t.axis.in) return false;
+    for (int i = 0; i < 3; ++i) j[i] = ax[i]->axis.tap_at(o[i], pos[i]);
+  } else {
+    if (v < 0) return false;
+    for (int i = 2; i >= 0; --i) j[i] = v % ax[i]->axis.kernel, v /= ax[i]->axis.kernel;
+    if (v != 0) return false;
+  }
+  for (int i = 0; i < 3; ++i)
+    if (j[i] < ax[i]->first[o[i]] || j[i] >= ax[i]->last[o[i]]) return false;
+  return true;
+}
+
+bool channels_last(const Backward& b) {
+  const AxisTable &A = b.tab.t, &B = b.tab.h, &W = b.tab.w;
+  const bool f32 = b.esize == 4;
+  if (b.is_max) {
+    bool ok = parallel_for(b.N * A.axis.out * B.axis.out, b.work, [&](int64_t i) {
+      int64_t oh = i % B.axis.out, ot = (i / B.axis.out) % A.axis.out, n = i / (B.axis.out * A.axis.out);
+      for (int64_t ow = 0; ow < W.axis.out; ++ow) {
+        int64_t off = b.am.offset(n, 0, ot, oh, ow);
+        for (int64_t c = 0; c < b.C; ++c) {
+          int64_t v, e = off + c;
+          switch (b.form) {
+            case IndexForm::U8: v = *b.am.at<uint8_t>(e); break;
+            case IndexForm::I16: v = *b.am.at<int16_t>(e); break;
+            case IndexForm::I32: v = *b.am.at<int32_t>(e); break;
+            default: v = *b.am.at<int64_t>(e); break;
+          }
+          if (!argmax_valid(b, v, ot, oh, ow)) return false;
+        }
+      }
+      return true;
+    });
+    if (!ok) return false;
+  }
+  return parallel_for(b.N * A.axis.in * B.axis.in, b.work, [&](int64_t i) {
+    thread_local std::vector<const void*> dyp, amp;
+    thread_local std::vector<int64_t> code, div;
+    int64_t h = i % B.axis.in, t = (i / B.axis.in) % A.axis.in, n = i / (B.axis.in * A.axis.in);
+    Range ra = A.axis.covering(t), rb = B.axis.covering(h);
+    for (int64_t w = 0; w < W.axis.in; ++w) {
+      Range rc = W.axis.covering(w);
+      dyp.clear(), amp.clear(), code.clear(), div.clear();
+      for (int64_t a = ra.begin; a < ra.end; ++a) {
+        int64_t jt = A.axis.tap_at(a, t);
+        if (jt < 0) continue;
+        for (int64_t bb = rb.begin; bb < rb.end; ++bb) {
+          int64_t jh = B.axis.tap_at(bb, h);
+          if (jh < 0) continue;
+          for (int64_t d = rc.begin; d < rc.end; ++d) {
+            int64_t jw = W.axis.tap_at(d, w);
+            if (jw < 0) continue;
+            int64_t off = b.dy.offset(n, 0, a, bb, d);
+            dyp.push_back(b.dy.at<char>(off));
+            if (b.is_max) {
+              amp.push_back(b.am.at<char>(off));
+              code.push_back(b.form == IndexForm::I64 ? b.tab.flat(t, h, w) : b.tab.local(jt, jh, jw));
+            } else {
+              div.push_back(b.divisor(a, bb, d));
+            }
+          }
+        }
+      }
+      GatherJob j;
+      j.channels = b.C;
+      j.nterms = int(dyp.size());
+      j.dy = dyp.data();
+      j.argmax = amp.data();
+      j.code = code.data();
+      j.divisor = div.data();
+      j.form = b.form;
+      j.dx = b.dx.at<char>(b.dx.offset(n, 0, t, h, w));
+      if (b.is_max) f32 ? gather_max_backward_f32(j) : gather_max_backward_f64(j);
+      else f32 ? gather_avg_backward_f32(j) : gather_avg_backward_f64(j);
+    }
+    return true;
+  });
+}
+
+bool run_backward(bool is_max, const Geometry& g, const AvgOptions& opt, const TensorView& dy,
+                  const TensorView& am, const TensorView& dx) {
+  if (dx.device != Device::CPU || dx.numel() == 0 || dy.numel() == 0) return false;
+  if (dx.dtype != DType::f32 && dx.dtype != DType::f64) return false;
+  if (is_max && !am.data) return false;  // without a saved argmax: see max_pool_backward below
+  Geometry g3 = as3d(g);
+  Backward b{is_max, g3, Tables(g3), View5(dy), View5(dx), View5(am), index_form(am), dx.shape[0], dx.shape[1],
+             opt, dtype_size(dx.dtype), dx.numel() + dy.numel()};
+  if (is_max && !b.am.same_strides(b.dy)) return false;
+  if (is_max && b.form == IndexForm::None) return false;
+  const bool last = b.dx.s[1] == 1 && b.dy.s[1] == 1;
+  if (b.dx.s[4] == 1 && b.dy.s[4] == 1 && !(last && b.C > 1) && tiles(g3))
+    return parallel_for(b.N * b.C, b.work, [&](int64_t i) { return tiled_plane(b, i / b.C, i % b.C); });
+  if (last) return channels_last(b);
+  return false;
+}
+
+}  // namespace
+
+bool max_pool_backward(const Geometry& g, const TensorView& dy, const TensorView& argmax, const TensorView& x,
+                       const TensorView& dx) {
+  if (argmax.data) return run_backward(true, g, AvgOptions{}, dy, argmax, dx);
+  // No saved argmax: recompute it (window-local, int32) with the fast forward, then route as with one.
+  if (x.dtype != DType::f32 && x.dtype != DType::f64) return false;
+  Layout layout = x.is_contiguous(Layout::ChannelsLast) && !x.is_contiguous() ? Layout::ChannelsLast
+                                                                              : Layout::ChannelsFirst;
+  Tensor y(x.dtype, dy.shape, layout), am(DType::i32, dy.shape, layout);
+  if (!cpu::max_pool_forward(g, x, y.view(), am.view())) return false;
+  TensorView dyv = dy;
+  if (dy.strides != am.view().strides) return false;
+  return run_backward(true, g, AvgOptions{}, dyv, am.view(), dx);
+}
+
+bool avg_pool_backward(const Geometry& g, const AvgOptions& opt, const TensorView& dy, const TensorView& dx) {
+  return run_backward(false, g, opt, dy, TensorView{}, dx);
+}
+
+}  // namespace poolkit::cpu

@@ -1,0 +1,284 @@
+// The SIMD microkernels, one source compiled for every x86 ISA Highway targets (SSE4, AVX2, AVX-512) and chosen
+// at run time. Max follows PyTorch's rule (replace when greater or NaN: the first maximum and the last NaN win);
+// sums run in window order in the element type, as the reference does, so results are bit-identical to it.
+#include "kernels.hpp"
+
+#include <cmath>
+#include <cstring>
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "src/cpu/kernels.cpp"
+#include <hwy/foreach_target.h>  // IWYU pragma: keep
+#include <hwy/highway.h>
+
+HWY_BEFORE_NAMESPACE();
+namespace poolkit::cpu::HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+template <class T>
+inline bool scalar_nan(T v) { return v != v; }
+
+inline int64_t lane_offset(const Lanes& l, int64_t k) { return (k / l.group) * l.lane_stride + k % l.group; }
+
+inline void store_index(IndexForm form, void* base, int64_t k, int64_t v) {
+  switch (form) {
+    case IndexForm::U8: static_cast<uint8_t*>(base)[k] = uint8_t(v); return;
+    case IndexForm::I16: static_cast<int16_t*>(base)[k] = int16_t(v); return;
+    case IndexForm::I32: static_cast<int32_t*>(base)[k] = int32_t(v); return;
+    case IndexForm::I64: static_cast<int64_t*>(base)[k] = v; return;
+    case IndexForm::None: return;
+  }
+}
+
+inline int64_t load_index(IndexForm form, const void* base, int64_t k) {
+  switch (form) {
+    case IndexForm::U8: return static_cast<const uint8_t*>(base)[k];
+    case IndexForm::I16: return static_cast<const int16_t*>(base)[k];
+    case IndexForm::I32: return static_cast<const int32_t*>(base)[k];
+    case IndexForm::I64: return static_cast<const int64_t*>(base)[k];
+    case IndexForm::None: return -1;
+  }
+  return -1;
+}
+
+// Vector of lanes [k, k + N) of tap offset `off`.
+template <class D, class T>
+HWY_INLINE hn::Vec<D> load_lanes(D d, const Lanes& l, const T* x, int64_t off, int64_t k) {
+  if (l.group == 1 && l.lane_stride == 1) return hn::LoadU(d, x + off + k);
+  if (l.group == 1) {  // stride 2: de-interleave pairs
+    hn::Vec<D> even, odd;
+    hn::LoadInterleaved2(d, x + off + 2 * k, even, odd);
+    return even;
+  }
+  // group 2, stride 4: pairs of 4-byte elements, every other pair
+  const hn::Repartition<uint64_t, D> d64;
+  hn::Vec<decltype(d64)> even, odd;
+  hn::LoadInterleaved2(d64, reinterpret_cast<const uint64_t*>(x + off + 2 * k), even, odd);
+  return hn::BitCast(d, even);
+}
+
+template <class T>
+bool vector_loads_exist(const Lanes& l) {
+  if (l.group == 1) return l.lane_stride == 1 || l.lane_stride == 2;
+  return sizeof(T) == 4 && l.group == 2 && l.lane_stride == 4 && hn::Lanes(hn::ScalableTag<T>()) >= 2;
+}
+
+template <class T, bool kIndex>
+void max_forward(const ForwardJob& j) {
+  const hn::ScalableTag<T> d;
+  using TI = hwy::MakeSigned<T>;
+  const hn::RebindToSigned<decltype(d)> di;
+  const int64_t N = int64_t(hn::Lanes(d));
+  const T* x = static_cast<const T*>(j.x);
+  T* y = static_cast<T*>(j.y);
+  const Lanes& l = j.lanes;
+  int64_t k = 0;
+  if (vector_loads_exist<T>(l)) {
+    HWY_ALIGN TI idx_buf[hn::MaxLanes(di)];
+    for (; k + N <= l.vector_count; k += N) {
+      auto m = load_lanes(d, l, x, j.tap_offset[0], k);
+      auto idx = hn::Set(di, TI(j.tap_code[0]));
+      for (int t = 1; t < j.ntaps; ++t) {
+        auto v = load_lanes(d, l, x, j.tap_offset[t], k);
+        auto replace = hn::Or((v > m), hn::IsNaN(v));
+        m = hn::IfThenElse(replace, v, m);
+        if constexpr (kIndex) idx = hn::IfThenElse(hn::RebindMask(di, replace), hn::Set(di, TI(j.tap_code[t])), idx);
+      }
+      hn::StoreU(m, d, y + k);
+      if constexpr (kIndex) {
+        hn::Store(idx, di, idx_buf);
+        if (j.form == IndexForm::I64) {
+          int64_t* am = static_cast<int64_t*>(j.argmax);
+          for (int64_t i = 0; i < N; ++i) am[k + i] = int64_t(idx_buf[i]) + ((k + i) / l.group) * j.flat_step;
+        } else if (j.form == IndexForm::I32 && sizeof(TI) == 4) {
+          std::memcpy(static_cast<int32_t*>(j.argmax) + k, idx_buf, sizeof(idx_buf));
+        } else {
+          for (int64_t i = 0; i < N; ++i) store_index(j.form, j.argmax, k + i, int64_t(idx_buf[i]));
+        }
+      }
+    }
+  }
+  for (; k < l.count; ++k) {
+    const T* xk = x + lane_offset(l, k);
+    T m = xk[j.tap_offset[0]];
+    int best = 0;
+    for (int t = 1; t < j.ntaps; ++t) {
+      T v = xk[j.tap_offset[t]];
+      if (v > m || scalar_nan(v)) m = v, best = t;
+    }
+    y[k] = m;
+    if constexpr (kIndex) {
+      int64_t code = j.tap_code[best];
+      if (j.form == IndexForm::I64) code += (k / l.group) * j.flat_step;
+      store_index(j.form, j.argmax, k, code);
+    }
+  }
+}
+
+template <class T>
+void avg_forward(const ForwardJob& j) {
+  const hn::ScalableTag<T> d;
+  const int64_t N = int64_t(hn::Lanes(d));
+  const T* x = static_cast<const T*>(j.x);
+  T* y = static_cast<T*>(j.y);
+  const Lanes& l = j.lanes;
+  const T div = T(j.divisor);
+  int64_t k = 0;
+  if (vector_loads_exist<T>(l)) {
+    for (; k + N <= l.vector_count; k += N) {
+      auto sum = hn::Zero(d);
+      for (int t = 0; t < j.ntaps; ++t) sum = hn::Add(sum, load_lanes(d, l, x, j.tap_offset[t], k));
+      hn::StoreU(hn::Div(sum, hn::Set(d, div)), d, y + k);
+    }
+  }
+  for (; k < l.count; ++k) {
+    const T* xk = x + lane_offset(l, k);
+    T sum = 0;
+    for (int t = 0; t < j.ntaps; ++t) sum += xk[j.tap_offset[t]];
+    y[k] = sum / div;
+  }
+}
+
+// Argmax lanes widened to the signed lane type of the values (callers keep to the forms each width supports).
+template <class DI>
+HWY_INLINE hn::Vec<DI> load_argmax(DI di, IndexForm form, const void* p, int64_t c) {
+  using TI = hn::TFromD<DI>;
+  if constexpr (sizeof(TI) == 4) {
+    switch (form) {
+      case IndexForm::U8: return hn::PromoteTo(di, hn::LoadU(hn::Rebind<uint8_t, DI>(), static_cast<const uint8_t*>(p) + c));
+      case IndexForm::I16: return hn::PromoteTo(di, hn::LoadU(hn::Rebind<int16_t, DI>(), static_cast<const int16_t*>(p) + c));
+      default: return hn::LoadU(di, static_cast<const int32_t*>(p) + c);
+    }
+  } else {
+    if (form == IndexForm::I32)
+      return hn::PromoteTo(di, hn::LoadU(hn::Rebind<int32_t, DI>(), static_cast<const int32_t*>(p) + c));
+    return hn::LoadU(di, static_cast<const int64_t*>(p) + c);
+  }
+}
+
+template <class T, bool kMax>
+void tiled_backward(const TiledBackwardJob& j) {
+  const hn::ScalableTag<T> d;
+  using TI = hwy::MakeSigned<T>;
+  const hn::RebindToSigned<decltype(d)> di;
+  const int64_t N = int64_t(hn::Lanes(d));
+  const T* g = static_cast<const T*>(j.g);
+  T* dx = static_cast<T*>(j.dx);
+  const int64_t s = j.stride;
+  const T div = T(j.divisor);
+  auto term = [&](auto gv, auto rel, int64_t jj) {
+    (void)rel;
+    if constexpr (kMax) {
+      auto match = hn::RebindMask(d, (rel == hn::Set(di, TI(jj))));
+      return hn::IfThenElseZero(match, hn::Add(hn::Zero(d), gv));
+    } else {
+      return hn::Add(hn::Zero(d), gv);
+    }
+  };
+  int64_t o = 0;
+  if (s >= 1 && s <= 4) {
+    for (; o + N <= j.count; o += N) {
+      auto gv = hn::LoadU(d, g + o);
+      if constexpr (!kMax) gv = hn::Div(gv, hn::Set(d, div));
+      hn::Vec<decltype(di)> rel = hn::Zero(di);
+      if constexpr (kMax) rel = load_argmax(di, IndexForm::I32, j.rel, o);
+      if (s == 1) {
+        hn::StoreU(term(gv, rel, 0), d, dx + o);
+      } else if (s == 2) {
+        hn::StoreInterleaved2(term(gv, rel, 0), term(gv, rel, 1), d, dx + 2 * o);
+      } else if (s == 3) {
+        hn::StoreInterleaved3(term(gv, rel, 0), term(gv, rel, 1), term(gv, rel, 2), d, dx + 3 * o);
+      } else {
+        hn::StoreInterleaved4(term(gv, rel, 0), term(gv, rel, 1), term(gv, rel, 2), term(gv, rel, 3), d,
+                              dx + 4 * o);
+      }
+    }
+  }
+  for (; o < j.count; ++o) {
+    T gv = kMax ? g[o] : T(g[o] / div);
+    for (int64_t jj = 0; jj < s; ++jj) {
+      bool match = !kMax || j.rel[o] == jj;
+      dx[s * o + jj] = match ? T(T(0) + gv) : T(0);
+    }
+  }
+}
+
+template <class T, bool kMax>
+void gather_backward(const GatherJob& j) {
+  const hn::ScalableTag<T> d;
+  using TI = hwy::MakeSigned<T>;
+  const hn::RebindToSigned<decltype(d)> di;
+  const int64_t N = int64_t(hn::Lanes(d));
+  T* dx = static_cast<T*>(j.dx);
+  bool vector = !kMax || (sizeof(T) == 4 ? j.form != IndexForm::I64
+                                         : (j.form == IndexForm::I64 || j.form == IndexForm::I32));
+  int64_t c = 0;
+  if (vector) {
+    for (; c + N <= j.channels; c += N) {
+      auto sum = hn::Zero(d);
+      for (int t = 0; t < j.nterms; ++t) {
+        auto g = hn::LoadU(d, static_cast<const T*>(j.dy[t]) + c);
+        if constexpr (kMax) {
+          auto match = hn::RebindMask(d, (load_argmax(di, j.form, j.argmax[t], c) == hn::Set(di, TI(j.code[t]))));
+          sum = hn::Add(sum, hn::IfThenElseZero(match, g));
+        } else {
+          sum = hn::Add(sum, hn::Div(g, hn::Set(d, T(j.divisor[t]))));
+        }
+      }
+      hn::StoreU(sum, d, dx + c);
+    }
+  }
+  for (; c < j.channels; ++c) {
+    T sum = 0;
+    for (int t = 0; t < j.nterms; ++t) {
+      T g = static_cast<const T*>(j.dy[t])[c];
+      if constexpr (kMax) {
+        if (load_index(j.form, j.argmax[t], c) == j.code[t]) sum += g;
+      } else {
+        sum += g / T(j.divisor[t]);
+      }
+    }
+    dx[c] = sum;
+  }
+}
+
+void MaxForwardF32(const ForwardJob& j) {
+  j.form == IndexForm::None ? max_forward<float, false>(j) : max_forward<float, true>(j);
+}
+void MaxForwardF64(const ForwardJob& j) {
+  j.form == IndexForm::None ? max_forward<double, false>(j) : max_forward<double, true>(j);
+}
+void AvgForwardF32(const ForwardJob& j) { avg_forward<float>(j); }
+void AvgForwardF64(const ForwardJob& j) { avg_forward<double>(j); }
+void TiledMaxBackwardF32(const TiledBackwardJob& j) { tiled_backward<float, true>(j); }
+void TiledMaxBackwardF64(const TiledBackwardJob& j) { tiled_backward<double, true>(j); }
+void TiledAvgBackwardF32(const TiledBackwardJob& j) { tiled_backward<float, false>(j); }
+void TiledAvgBackwardF64(const TiledBackwardJob& j) { tiled_backward<double, false>(j); }
+void GatherMaxBackwardF32(const GatherJob& j) { gather_backward<float, true>(j); }
+void GatherMaxBackwardF64(const GatherJob& j) { gather_backward<double, true>(j); }
+void GatherAvgBackwardF32(const GatherJob& j) { gather_backward<float, false>(j); }
+void GatherAvgBackwardF64(const GatherJob& j) { gather_backward<double, false>(j); }
+
+}  // namespace poolkit::cpu::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace poolkit::cpu {
+#define POOLKIT_DISPATCH(Name, fn, Job) \
+  HWY_EXPORT(Name);                     \
+  void fn(const Job& j) { HWY_DYNAMIC_DISPATCH(Name)(j); }
+POOLKIT_DISPATCH(MaxForwardF32, max_forward_f32, ForwardJob)
+POOLKIT_DISPATCH(MaxForwardF64, max_forward_f64, ForwardJob)
+POOLKIT_DISPATCH(AvgForwardF32, avg_forward_f32, ForwardJob)
+POOLKIT_DISPATCH(AvgForwardF64, avg_forward_f64, ForwardJob)
+POOLKIT_DISPATCH(TiledMaxBackwardF32, tiled_max_backward_f32, TiledBackwardJob)
+POOLKIT_DISPATCH(TiledMaxBackwardF64, tiled_max_backward_f64, TiledBackwardJob)
+POOLKIT_DISPATCH(TiledAvgBackwardF32, tiled_avg_backward_f32, TiledBackwardJob)
+POOLKIT_DISPATCH(TiledAvgBackwardF64, tiled_avg_backward_f64, TiledBackwardJob)
+POOLKIT_DISPATCH(GatherMaxBackwardF32, gather_max_backward_f32, GatherJob)
+POOLKIT_DISPATCH(GatherMaxBackwardF64, gather_max_backward_f64, GatherJob)
+POOLKIT_DISPATCH(GatherAvgBackwardF32, gather_avg_backward_f32, GatherJob)
+POOLKIT_DISPATCH(GatherAvgBackwardF64, gather_avg_backward_f64, GatherJob)
+#undef POOLKIT_DISPATCH
+}  // namespace poolkit::cpu
+#endif

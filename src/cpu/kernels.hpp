@@ -1,0 +1,72 @@
+#pragma once
+// SIMD microkernels of the fast CPU path. They see only pointers, counts, strides and tap lists; the drivers
+// (max_forward.cpp, max_backward.cpp, avg_pool.cpp) turn a Geometry into these jobs. float32 and float64.
+#include <cstdint>
+
+namespace poolkit::cpu {
+
+enum class IndexForm : uint8_t { None, U8, I16, I32, I64 };
+
+// How vector lanes map to input elements: lane k reads base[(k / group) * lane_stride + k % group].
+// Vector loads exist for (group 1, stride 1), (group 1, stride 2) and (group 2, stride 4, 4-byte elements);
+// other layouts, and lanes from vector_count on, run the scalar loop of the same kernel.
+struct Lanes {
+  int64_t count = 0;         // outputs to compute (lanes)
+  int64_t vector_count = 0;  // lanes that vector loads may cover (their over-read stays inside the input)
+  int64_t group = 1, lane_stride = 1;
+};
+
+// One reduction over the same taps for `count` outputs stored contiguously at y (and argmax).
+struct ForwardJob {
+  const void* x = nullptr;  // the input cell of tap offset 0 for lane 0
+  void* y = nullptr;
+  void* argmax = nullptr;
+  IndexForm form = IndexForm::None;
+  Lanes lanes;
+  int ntaps = 0;
+  const int64_t* tap_offset = nullptr;  // elements from x
+  const int64_t* tap_code = nullptr;    // the argmax value stored for the tap (local id, or flat index of lane 0)
+  int64_t flat_step = 0;                // I64: lane k stores tap_code + (k / group) * flat_step
+  int64_t divisor = 1;                  // average
+};
+
+void max_forward_f32(const ForwardJob& job);
+void max_forward_f64(const ForwardJob& job);
+void avg_forward_f32(const ForwardJob& job);
+void avg_forward_f64(const ForwardJob& job);
+
+// Backward of a row of windows that tile the input (kernel == stride, no padding, no dilation), for one input
+// row: dx[s * o + j] = (rel[o] == j ? 0 + g[o] : 0) for j < stride, o < count. For max, g = dy and rel is the
+// argmax's column tap (another row's tap: any other value); for average, g = dy / divisor and rel = j always
+// (pass rel = nullptr).
+struct TiledBackwardJob {
+  const void* g = nullptr;
+  const int32_t* rel = nullptr;
+  void* dx = nullptr;
+  int64_t count = 0, stride = 1;
+  int64_t divisor = 1;  // average only
+};
+void tiled_max_backward_f32(const TiledBackwardJob& job);
+void tiled_max_backward_f64(const TiledBackwardJob& job);
+void tiled_avg_backward_f32(const TiledBackwardJob& job);
+void tiled_avg_backward_f64(const TiledBackwardJob& job);
+
+// Channels-last gather over C: dx[c] = 0 + sum over terms t of (match ? dy_t[c] (/ divisor_t) : 0), in term
+// order. Max: a term matches where argmax_t[c] == code_t (argmax in `form`, never None). Average: every term
+// matches and is divided by its divisor.
+struct GatherJob {
+  int64_t channels = 0;
+  int nterms = 0;
+  const void* const* dy = nullptr;
+  const void* const* argmax = nullptr;
+  const int64_t* code = nullptr;
+  const int64_t* divisor = nullptr;
+  IndexForm form = IndexForm::None;
+  void* dx = nullptr;
+};
+void gather_max_backward_f32(const GatherJob& job);
+void gather_max_backward_f64(const GatherJob& job);
+void gather_avg_backward_f32(const GatherJob& job);
+void gather_avg_backward_f64(const GatherJob& job);
+
+}  // namespace poolkit::cpu

@@ -1,0 +1,201 @@
+// The fast CPU path (src/cpu) against the reference, on random geometries swept around vector widths (W up to
+// 2 * 16 + 3 covers AVX-512's float lanes) and the tiled path: both layouts, padding, ceil mode, dilation,
+// row-sliced views, ties, NaN and -inf. Outputs are poisoned before each run; results must match bit for bit.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <random>
+
+#include "backends.hpp"
+#include "test_util.hpp"
+
+namespace poolkit::test {
+namespace {
+
+struct Case {
+  std::vector<int64_t> in, kernel, stride, pad, dilation;
+  bool ceil = false;
+  int64_t N = 1, C = 1;
+  Layout layout = Layout::ChannelsFirst;
+  bool slice = false;  // a view of a larger tensor (extra rows and planes)
+  DType dt = DType::f32;
+};
+
+// Values with many ties, some NaN and -inf.
+void fill(const TensorView& t, std::mt19937_64& rng, bool specials) {
+  std::uniform_int_distribution<int> v(-4, 4), p(0, 60);
+  for_each_index(t.shape, [&](const int64_t* i) {
+    int r = p(rng);
+    double x = v(rng) * 0.5;
+    if (specials && r == 0) x = std::nan("");
+    if (specials && r == 1) x = -INFINITY;
+    if (r == 2) x = -0.0;
+    set(t, i, x);
+  });
+}
+
+// A tensor (optionally a view into a bigger one), poisoned with NaN / 0xA5 bytes.
+struct Buf {
+  Tensor storage;
+  TensorView view;
+};
+Buf make(DType dt, const Shape& s, Layout layout, bool slice) {
+  Shape big = s;
+  if (slice) big[0] += 1, big[s.rank - 2 >= 2 ? s.rank - 2 : 1] += 2;
+  Buf b{Tensor(dt, big, layout), {}};
+  std::memset(b.storage.view().data, 0xA5, size_t(big.numel() * dtype_size(dt)));
+  b.view = TensorView(b.storage.view().data, dt, s, b.storage.view().strides);
+  return b;
+}
+bool same_bits(const Buf& a, const Buf& b) {
+  return std::memcmp(a.storage.view().data, b.storage.view().data,
+                     size_t(a.storage.numel() * dtype_size(a.storage.dtype()))) == 0;
+}
+
+Shape shape_of(const Case& k, const std::vector<int64_t>& sp) {
+  std::vector<int64_t> d{k.N, k.C};
+  d.insert(d.end(), sp.begin(), sp.end());
+  return Shape(d);
+}
+
+Case random_case(std::mt19937_64& rng) {
+  auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  Case k;
+  int rank = pick(0, 9) == 0 ? 1 : pick(0, 9) == 0 ? 3 : 2;
+  for (int i = 0; i < rank; ++i) {
+    bool last = i == rank - 1;
+    int64_t ker = pick(1, 3), st = pick(0, 2) == 0 ? ker : pick(1, 3);
+    k.kernel.push_back(ker);
+    k.stride.push_back(st);
+    k.dilation.push_back(pick(0, 5) == 0 ? 2 : 1);
+    k.pad.push_back(pick(0, 2) == 0 ? pick(0, int(ker / 2)) : 0);
+    k.in.push_back(last ? pick(1, 35) : pick(1, 6));
+  }
+  k.ceil = pick(0, 3) == 0;
+  k.N = pick(1, 2);
+  const int cs[] = {1, 2, 3, 8, 9, 17};
+  k.C = cs[pick(0, 5)];
+  k.layout = pick(0, 1) ? Layout::ChannelsLast : Layout::ChannelsFirst;
+  k.slice = pick(0, 3) == 0;
+  k.dt = pick(0, 3) == 0 ? DType::f64 : DType::f32;
+  return k;
+}
+
+class CpuFast : public ::testing::Test {
+ protected:
+  std::mt19937_64 rng{12345};
+  int handled_fwd = 0, handled_bwd = 0, cases = 0;
+};
+
+TEST_F(CpuFast, MaxAndAvgMatchReferenceBitForBit) {
+  const DType forms[] = {DType::u8, DType::i16, DType::i32, DType::i64};
+  while (cases < 700) {
+    Case k = random_case(rng);
+    Geometry g;
+    try {
+      g = torch_geometry(k.in, k.kernel, k.stride, k.pad, k.dilation, k.ceil);
+    } catch (const Error&) {
+      continue;  // padding larger than half the kernel, or an empty output
+    }
+    ++cases;
+    Layout lay = k.in.size() == 2 || k.layout == Layout::ChannelsFirst ? k.layout : Layout::ChannelsFirst;
+    Shape xs = shape_of(k, k.in), ys = shape_of(k, g.output_size());
+    SCOPED_TRACE("case " + std::to_string(cases) + " x " + xs.str() + " y " + ys.str() + " layout " +
+                 std::to_string(int(lay)) + " slice " + std::to_string(k.slice) + " " + dtype_name(k.dt));
+    Buf x = make(k.dt, xs, lay, k.slice);
+    fill(x.view, rng, true);
+    // max forward, every argmax form and none
+    for (int f = -1; f < 4; ++f) {
+      DType form = f < 0 ? DType::u8 : forms[f];
+      Buf y0 = make(k.dt, ys, lay, k.slice), y1 = make(k.dt, ys, lay, k.slice);
+      Buf a0 = make(form, ys, lay, k.slice), a1 = make(form, ys, lay, k.slice);
+      TensorView am0 = f < 0 ? TensorView{} : a0.view, am1 = f < 0 ? TensorView{} : a1.view;
+      ref::max_pool_forward(g, x.view, y0.view, am0);
+      bool handled = cpu::max_pool_forward(g, x.view, y1.view, am1);
+      EXPECT_TRUE(handled);
+      if (!handled) continue;
+      ++handled_fwd;
+      ASSERT_TRUE(same_bits(y0, y1)) << "max forward values, form " << f;
+      ASSERT_TRUE(same_bits(a0, a1)) << "max forward argmax, form " << f;
+      // backward from that argmax (and recomputed when there is none)
+      Buf dy = make(k.dt, ys, lay, k.slice);
+      fill(dy.view, rng, false);
+      Buf dx0 = make(k.dt, xs, lay, k.slice), dx1 = make(k.dt, xs, lay, k.slice);
+      ref::max_pool_backward(g, dy.view, am0, x.view, dx0.view);
+      if (cpu::max_pool_backward(g, dy.view, am1, x.view, dx1.view)) {
+        ++handled_bwd;
+        ASSERT_TRUE(same_bits(dx0, dx1)) << "max backward, form " << f;
+      }
+    }
+    // average, each divisor policy
+    for (int p = 0; p < 3; ++p) {
+      AvgOptions opt;
+      opt.count_include_pad = p == 0;
+      if (p == 2) opt.divisor_override = 3;
+      Buf y0 = make(k.dt, ys, lay, k.slice), y1 = make(k.dt, ys, lay, k.slice);
+      ref::avg_pool_forward(g, opt, x.view, y0.view);
+      EXPECT_TRUE(cpu::avg_pool_forward(g, opt, x.view, y1.view));
+      ASSERT_TRUE(same_bits(y0, y1)) << "avg forward, policy " << p;
+      Buf dy = make(k.dt, ys, lay, k.slice);
+      fill(dy.view, rng, true);
+      Buf dx0 = make(k.dt, xs, lay, k.slice), dx1 = make(k.dt, xs, lay, k.slice);
+      ref::avg_pool_backward(g, opt, dy.view, dx0.view);
+      if (cpu::avg_pool_backward(g, opt, dy.view, dx1.view)) {
+        ++handled_bwd;
+        ASSERT_TRUE(same_bits(dx0, dx1)) << "avg backward, policy " << p;
+      }
+    }
+  }
+  EXPECT_GT(handled_fwd, 1000);
+  EXPECT_GT(handled_bwd, 500);
+}
+
+// The seed's shape (small C, 2x2 stride 2) takes the fast path in both layouts, forward and backward.
+TEST_F(CpuFast, SeedShapeIsHandledInBothLayouts) {
+  for (Layout lay : {Layout::ChannelsFirst, Layout::ChannelsLast}) {
+    Geometry g = torch_geometry({32, 32}, {2, 2}, {2, 2}, {0, 0}, {1, 1}, false);
+    Shape xs{40, 2, 32, 32}, ys{40, 2, 16, 16};  // large enough to run on several threads
+    Buf x = make(DType::f32, xs, lay, false), dy = make(DType::f32, ys, lay, false);
+    fill(x.view, rng, true);
+    fill(dy.view, rng, false);
+    for (DType form : {DType::u8, DType::i64}) {
+      Buf y0 = make(DType::f32, ys, lay, false), y1 = make(DType::f32, ys, lay, false);
+      Buf a0 = make(form, ys, lay, false), a1 = make(form, ys, lay, false);
+      ref::max_pool_forward(g, x.view, y0.view, a0.view);
+      ASSERT_TRUE(cpu::max_pool_forward(g, x.view, y1.view, a1.view));
+      EXPECT_TRUE(same_bits(y0, y1));
+      EXPECT_TRUE(same_bits(a0, a1));
+      Buf dx0 = make(DType::f32, xs, lay, false), dx1 = make(DType::f32, xs, lay, false);
+      ref::max_pool_backward(g, dy.view, a0.view, x.view, dx0.view);
+      ASSERT_TRUE(cpu::max_pool_backward(g, dy.view, a1.view, x.view, dx1.view));
+      EXPECT_TRUE(same_bits(dx0, dx1));
+    }
+    Buf dx0 = make(DType::f32, xs, lay, false), dx1 = make(DType::f32, xs, lay, false);
+    ref::avg_pool_backward(g, AvgOptions{}, dy.view, dx0.view);
+    ASSERT_TRUE(cpu::avg_pool_backward(g, AvgOptions{}, dy.view, dx1.view));
+    EXPECT_TRUE(same_bits(dx0, dx1));
+  }
+}
+
+// A saved argmax that names a cell outside its window is not routed silently: the fast path declines and the
+// public call raises the reference's IndexError.
+TEST_F(CpuFast, BadArgmaxIsAnIndexError) {
+  Geometry g = torch_geometry({4, 4}, {2, 2}, {2, 2}, {0, 0}, {1, 1}, false);
+  for (Layout lay : {Layout::ChannelsFirst, Layout::ChannelsLast}) {
+    Buf am = make(DType::u8, {1, 2, 2, 2}, lay, false), dy = make(DType::f32, {1, 2, 2, 2}, lay, false);
+    Buf dx = make(DType::f32, {1, 2, 4, 4}, lay, false);
+    std::memset(am.view.data, 0, 8);
+    static_cast<uint8_t*>(am.view.data)[5] = 4;  // a 2x2 window has taps 0..3
+    fill(dy.view, rng, false);
+    EXPECT_FALSE(cpu::max_pool_backward(g, dy.view, am.view, TensorView{}, dx.view));
+    try {
+      max_pool_backward(g, dy.view, am.view, TensorView{}, dx.view);
+      ADD_FAILURE() << "no error";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::Index);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace poolkit::test
