@@ -239,11 +239,14 @@ Geometry fractional_geometry(const std::vector<int64_t>& in, const std::vector<i
   if (out.size() != r) fail("output_size", "must have one entry per spatial axis");
   Geometry g;
   g.rank = int(r);
+  // PyTorch's FractionalMaxPool3d checks output + kernel - 1 < input (strictly), its 2-D version <=.
+  const bool strict = r == 3;
   for (size_t i = 0; i < r; ++i) {
     if (out[i] < 1) fail(axis_name("output_size", i), "must be >= 1" + got(out[i]));
-    if (out[i] + k[i] - 1 > in[i])
-      fail(axis_name("output_size", i), "output_size + kernel_size - 1 must be <= the input size " +
-                                            std::to_string(in[i]) + got(out[i]));
+    if (out[i] + k[i] - 1 > in[i] - (strict ? 1 : 0))
+      fail(axis_name("output_size", i), std::string("output_size + kernel_size - 1 must be ") +
+                                            (strict ? "< " : "<= ") + "the input size " + std::to_string(in[i]) +
+                                            got(out[i]));
     Axis& a = g.axes[i];
     a.kind = AxisKind::Fractional;
     a.sample_in_float = in_float;
@@ -291,14 +294,16 @@ std::vector<int64_t> unpool_output_size(const std::vector<int64_t>& in, std::vec
   std::vector<int64_t> def(r);
   for (size_t i = 0; i < r; ++i) {
     def[i] = checked_add(checked_mul(in[i] - 1, s[i], "stride"), k[i] - 2 * p[i], "kernel_size");
-    if (def[i] < 1) fail(axis_name("output_size", i), "default output size must be >= 1" + got(def[i]));
+    // As PyTorch: the default must be usable only when it is used; a requested size is checked against it below.
+    if (def[i] < 1 && !requested)
+      fail(axis_name("output_size", i), "default output size must be >= 1" + got(def[i]));
   }
   if (!requested) return def;
   std::vector<int64_t> want = *requested;
   if (want.size() == r + 2) want.erase(want.begin(), want.begin() + 2);
   if (want.size() != r) fail("output_size", "must have one entry per spatial axis (optionally with N and C first)");
   for (size_t i = 0; i < r; ++i)
-    if (want[i] <= def[i] - s[i] || want[i] >= def[i] + s[i])
+    if (want[i] < 1 || want[i] <= def[i] - s[i] || want[i] >= def[i] + s[i])
       fail(axis_name("output_size", i), "must be between " + std::to_string(def[i] - s[i]) + " and " +
                                             std::to_string(def[i] + s[i]) + ", exclusive" + got(want[i]));
   return want;
