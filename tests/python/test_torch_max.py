@@ -1,69 +1,15 @@
 """Max pooling (regular, adaptive, global) against PyTorch: outputs, int64 indices and gradients bit for bit,
 through poolkit.torch (autograd) and the NumPy-level functions with their *_backward."""
-import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
 
 import poolkit
 import poolkit.torch as pt
-from oracle import (DTYPES, Refused, as_torch, bits_equal, logical_grad, call, is_113_pad_refusal, leaf_and_view, maybe_tuple, new_rng,
-                    random_layout, unbatched_shape, values)
+from max_pair import check_max_pair
+from oracle import DTYPES, maybe_tuple, new_rng, random_layout, unbatched_shape, values
 
 CASES = 450
-
-
-def _channels_last_kept(view, out):
-    if view.dim() == 4:
-        fmt = torch.channels_last
-    elif view.dim() == 5:
-        fmt = torch.channels_last_3d
-    else:
-        return True
-    if view.is_contiguous(memory_format=fmt) and not view.is_contiguous():
-        return out.is_contiguous(memory_format=fmt)
-    return True
-
-
-def _check_pair(tally, op, rng, base, dtype, layout, torch_fn, pk_fn, np_fn, np_backward, meta=None):
-    """Runs both; returns after matching refusals, else compares everything bit for bit."""
-    t_leaf, t_view = leaf_and_view(base, layout)
-    p_leaf, p_view = leaf_and_view(base, layout)
-    ref = call(torch_fn, t_view)
-    got = call(pk_fn, p_view)
-    if isinstance(ref, Refused):
-        if meta and is_113_pad_refusal(ref, *meta):
-            # poolkit follows the current rule; it may still refuse for another reason (a window reading no cell)
-            assert not (isinstance(got, Refused) and "half of the effective kernel" in str(got.args[0])), got
-            tally(op, cases=1, torch113_pad_refusal=1)
-            return
-        assert isinstance(got, Refused), f"PyTorch refused ({ref.args[0]}) but poolkit accepted"
-        tally(op, cases=1, refused_by_both=1)
-        return
-    if isinstance(got, Refused) and "reads no input cell" in str(got.args[0]):
-        # A window of padding alone: PyTorch returns -inf with an index that is not in the window (often outside
-        # the plane, where its backward would write out of bounds); poolkit refuses such geometries.
-        y, idx = ref
-        assert bool(torch.isneginf(y).any()), "poolkit saw an empty window where PyTorch read cells"
-        tally(op, cases=1, empty_window_refused_by_poolkit=1)
-        return
-    assert not isinstance(got, Refused), f"poolkit refused what PyTorch accepts: {got.args[0]}"
-    (y, idx), (gy, gidx) = ref, got
-    assert bits_equal(y, gy), f"outputs differ\n{y}\n{gy}"
-    assert bits_equal(idx, gidx), f"indices differ\n{idx}\n{gidx}"
-    assert _channels_last_kept(p_view, gy)
-    dy = values(rng, tuple(y.shape), dtype, False)
-    y.backward(dy)
-    gy.backward(dy)
-    assert bits_equal(t_leaf.grad, p_leaf.grad), "gradients differ"
-    # The NumPy-level functions on the same memory (zero-copy views of the torch tensors).
-    x_np = p_view.detach().numpy()
-    ny, nidx = np_fn(x_np)
-    assert bits_equal(as_torch(ny), y) and np.array_equal(nidx, idx.numpy())
-    ref_grad = logical_grad(t_leaf, layout)
-    assert bits_equal(as_torch(np_backward(dy.numpy(), x_np, nidx)), ref_grad)
-    assert bits_equal(as_torch(np_backward(dy.numpy(), x_np, None)), ref_grad)  # argmax recomputed
-    tally(op, cases=1, bit_identical_outputs=1, bit_identical_indices=1, bit_identical_grads=1)
 
 
 @pytest.mark.parametrize("case", range(CASES))
@@ -88,7 +34,7 @@ def test_max_pool(r, case, tally):
     pf = getattr(pt, f"max_pool{r}d")
     nf = getattr(poolkit, f"max_pool{r}d")
     nb = getattr(poolkit, f"max_pool{r}d_backward")
-    _check_pair(tally, f"max_pool{r}d", rng, base, dtype, layout,
+    check_max_pair(tally, f"max_pool{r}d", rng, base, dtype, layout,
                 lambda x: tf(x, return_indices=True, **kw), lambda x: pf(x, return_indices=True, **kw),
                 lambda x: nf(x, return_indices=True, **kw), lambda dy, x, i: nb(dy, x, i, **kw),
                 meta=(k, p, d))
@@ -109,7 +55,7 @@ def test_adaptive_max_pool(r, case, tally):
     osz = out[0] if r == 1 else tuple(out)
     tf, pf = getattr(F, f"adaptive_max_pool{r}d"), getattr(pt, f"adaptive_max_pool{r}d")
     nf, nb = getattr(poolkit, f"adaptive_max_pool{r}d"), getattr(poolkit, f"adaptive_max_pool{r}d_backward")
-    _check_pair(tally, f"adaptive_max_pool{r}d", rng, base, dtype, layout,
+    check_max_pair(tally, f"adaptive_max_pool{r}d", rng, base, dtype, layout,
                 lambda x: tf(x, osz, return_indices=True), lambda x: pf(x, osz, return_indices=True),
                 lambda x: nf(x, osz, return_indices=True), lambda dy, x, i: nb(dy, x, i))
 
@@ -122,7 +68,7 @@ def test_global_max_pool(case, tally):
     dtype = rng.choice(DTYPES)
     base = values(rng, shape, dtype, rng.random() < 0.3)
     tf = getattr(F, f"adaptive_max_pool{r}d")
-    _check_pair(tally, "global_max_pool", rng, base, dtype, random_layout(rng),
+    check_max_pair(tally, "global_max_pool", rng, base, dtype, random_layout(rng),
                 lambda x: tf(x, 1, return_indices=True), lambda x: pt.global_max_pool(x, return_indices=True),
                 lambda x: poolkit.global_max_pool(x, return_indices=True),
                 lambda dy, x, i: poolkit.global_max_pool_backward(dy, x, i))

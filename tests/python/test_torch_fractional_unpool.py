@@ -1,0 +1,94 @@
+"""Fractional max pooling (given samples) and max unpooling against PyTorch, bit for bit, refusals included."""
+import pytest
+import torch
+import torch.nn.functional as F
+
+import poolkit
+import poolkit.torch as pt
+from max_pair import check_max_pair
+from oracle import (DTYPES, Refused, as_torch, bits_equal, call, leaf_and_view, logical_grad, new_rng, random_layout,
+                    unbatched_shape, values)
+
+
+@pytest.mark.parametrize("case", range(250))
+@pytest.mark.parametrize("r", [2, 3])
+def test_fractional_max_pool(r, case, tally):
+    rng = new_rng("fractional_max_pool", r, case)
+    sizes = [rng.randint(2, 12 if r == 2 else 7) for _ in range(r)]
+    k = [rng.randint(1, 3) for _ in range(r)]
+    use_ratio = rng.random() < 0.3
+    if use_ratio:
+        ratio = round(rng.uniform(0.3, 0.95), 2)
+        out_kw = dict(output_ratio=ratio)
+    else:
+        room = 0 if r == 2 else 1  # PyTorch: out + k - 1 <= in in 2-D, < in in 3-D
+        out = [rng.randint(1, max(1, s - kk + 1 - room) + (1 if rng.random() < 0.1 else 0))
+               for s, kk in zip(sizes, k)]
+        out_kw = dict(output_size=tuple(out))
+    shape = unbatched_shape([rng.randint(1, 2), rng.randint(1, 3)] + sizes, rng)
+    dtype = rng.choice(DTYPES)
+    layout = random_layout(rng) if len(shape) == r + 2 else "channels_first"
+    base = values(rng, shape, dtype, rng.random() < 0.3)
+    n_batch = 1 if len(shape) == r + 1 else shape[0]
+    samples = torch.rand(n_batch, shape[-r - 1], r, dtype=dtype, generator=torch.Generator().manual_seed(case))
+    kk = k[0] if rng.random() < 0.5 and len(set(k)) == 1 else tuple(k)
+    tf, pf = getattr(F, f"fractional_max_pool{r}d"), getattr(pt, f"fractional_max_pool{r}d")
+    nf, nb = getattr(poolkit, f"fractional_max_pool{r}d"), getattr(poolkit, f"fractional_max_pool{r}d_backward")
+    check_max_pair(tally, f"fractional_max_pool{r}d", rng, base, dtype, layout,
+                   lambda x: tf(x, kk, return_indices=True, _random_samples=samples, **out_kw),
+                   lambda x: pf(x, kk, return_indices=True, _random_samples=samples, **out_kw),
+                   lambda x: nf(x, kk, return_indices=True, _random_samples=samples.numpy(), **out_kw),
+                   lambda dy, x, i: nb(dy, x, i, kk, tuple(dy.shape[-r:]), samples.numpy()))
+
+
+@pytest.mark.parametrize("case", range(200))
+@pytest.mark.parametrize("r", [1, 2, 3])
+def test_max_unpool(r, case, tally):
+    rng = new_rng("max_unpool", r, case)
+    k = [rng.randint(1, 3) for _ in range(r)]
+    s = [rng.randint(1, 3) for _ in range(r)]  # stride < kernel: overlapping windows, repeated indices
+    p = [rng.randint(0, kk // 2) for kk in k]
+    sizes = [rng.randint(max(1, kk - 2 * pp), 8 if r < 3 else 5) for kk, pp in zip(k, p)]
+    shape = unbatched_shape([rng.randint(1, 2), rng.randint(1, 3)] + sizes, rng)
+    dtype = rng.choice(DTYPES)
+    base = values(rng, shape, dtype, False)
+    pool = getattr(F, f"max_pool{r}d")
+    small, idx = pool(base, k, s, p, return_indices=True)
+    default = [(i - 1) * st + kk - 2 * pp for i, st, kk, pp in zip(small.shape[-r:], s, k, p)]
+    choice = rng.random()
+    if choice < 0.3:
+        osz = None
+    else:  # within one stride of the default, sometimes just outside (refused), sometimes with N and C
+        osz = [dflt + rng.randint(-st + (0 if rng.random() < 0.05 else 1), st - (0 if rng.random() < 0.05 else 1))
+               for dflt, st in zip(default, s)]
+        if rng.random() < 0.2:
+            osz = list(small.shape[:-r]) + osz
+    if rng.random() < 0.05:
+        idx = idx.clone()
+        idx.view(-1)[0] = 10_000  # outside the output plane
+    layout = random_layout(rng) if small.dim() == r + 2 else "channels_first"
+    t_leaf, t_view = leaf_and_view(small.detach(), layout)
+    p_leaf, p_view = leaf_and_view(small.detach(), layout)
+    tf, pf = getattr(F, f"max_unpool{r}d"), getattr(pt, f"max_unpool{r}d")
+    ref = call(tf, t_view, idx, k, s, p, osz)
+    got = call(pf, p_view, idx, k, s, p, osz)
+    op = f"max_unpool{r}d"
+    if isinstance(ref, Refused):
+        assert isinstance(got, Refused), f"PyTorch refused ({ref.args[0]}) but poolkit accepted"
+        tally(op, cases=1, refused_by_both=1)
+        return
+    if isinstance(got, Refused) and ref.numel() == 0:
+        # PyTorch 1.13 returns an empty tensor for a requested size of 0; poolkit refuses empty outputs.
+        tally(op, cases=1, empty_output_refused_by_poolkit=1)
+        return
+    assert not isinstance(got, Refused), f"poolkit refused what PyTorch accepts: {got.args[0]}"
+    assert bits_equal(ref, got), f"outputs differ\n{ref}\n{got}"
+    dy = values(rng, tuple(ref.shape), dtype, False)
+    ref.backward(dy)
+    got.backward(dy)
+    assert bits_equal(t_leaf.grad, p_leaf.grad)
+    nf, nb = getattr(poolkit, f"max_unpool{r}d"), getattr(poolkit, f"max_unpool{r}d_backward")
+    x_np = p_view.detach().numpy()
+    assert bits_equal(as_torch(nf(x_np, idx.numpy(), k, s, p, osz)), ref)
+    assert bits_equal(as_torch(nb(dy.numpy(), idx.numpy())), logical_grad(t_leaf, layout))
+    tally(op, cases=1, bit_identical_outputs=1, bit_identical_grads=1)
