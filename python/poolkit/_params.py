@@ -111,3 +111,14 @@ def output_size_list(output_size, in_size, name="output_size"):
     if len(items) != rank:
         raise ValueError(f"poolkit: {name}: must have {rank} entries (got {len(items)})")
     return [in_size[i] if e is None else operator.index(e) for i, e in enumerate(items)]
+
+
+def check_avg_pool3d_input(x, kernel_size):
+    """PyTorch's avg_pool3d (unlike every other pool) refuses an input smaller than the kernel on any axis, padding
+    or not; poolkit's avg_pool3d follows it."""
+    k = int_list(kernel_size, "kernel_size")
+    k = k * 3 if len(k) == 1 else k
+    size = spatial_size(x)
+    if len(k) == 3 and any(s < kk for s, kk in zip(size, k)):
+        raise ValueError(f"poolkit: input: avg_pool3d needs every spatial size >= kernel_size {tuple(k)} "
+                         f"(got {tuple(size)})")

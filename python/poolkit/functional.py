@@ -9,7 +9,7 @@ import numpy as np
 
 from . import _core, _engine
 from ._layout import NUMPY, batched, from_data_format, to_data_format, unbatch, is_channels_last
-from ._params import int_list, output_size_list, spatial_size, window_geometry
+from ._params import check_avg_pool3d_input, int_list, output_size_list, spatial_size, window_geometry
 
 __all__ = []
 
@@ -109,6 +109,8 @@ def _make_avg_pool(r):
 
     def impl(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, data_format):
         a = _In(input, r, data_format)
+        if r == 3:
+            check_avg_pool3d_input(a.x, kernel_size)
         g = window_geometry(a.x, kernel_size, stride, padding, 1, ceil_mode)
         cip = _avg_include_default(count_include_pad, padding)
         return a.out(_engine.avg_pool(NUMPY, g, a.x, cip, divisor_override))

@@ -5,7 +5,7 @@ import torch
 
 from .. import _core
 from .._layout import batched, from_data_format, to_data_format, unbatch
-from .._params import output_size_list, spatial_size, window_geometry
+from .._params import check_avg_pool3d_input, output_size_list, spatial_size, window_geometry
 from ..functional import _avg_include_default, fractional_geometry, unpool_size
 from . import _autograd as A
 
@@ -57,6 +57,8 @@ def _make(r):
 
     def avg_impl(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, data_format):
         a = _In(input, r, data_format)
+        if r == 3:
+            check_avg_pool3d_input(a.x, kernel_size)
         g = window_geometry(a.x, kernel_size, stride, padding, 1, ceil_mode)
         cip = _avg_include_default(count_include_pad, padding)
         return a.out(A.AvgPool.apply(a.x, g, cip, divisor_override))
