@@ -16,6 +16,7 @@ void usage(FILE* out) {
                "\n"
                "commands:\n"
                "  demo     walk through max and average pooling on small worked examples\n"
+               "  bench    time the standard cases against a plain memory copy\n"
                "  help     show this text\n"
                "\n"
                "Run `poolkit <command> --help` for a command's options.\n");
@@ -35,6 +36,7 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (cmd == "demo") return poolkit::cli::demo(argc - 1, argv + 1);
+    if (cmd == "bench") return poolkit::cli::bench(argc - 1, argv + 1);
     std::fprintf(stderr, "poolkit: unknown command '%s'\n\n", cmd.c_str());
     usage(stderr);
     return 2;

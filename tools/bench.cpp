@@ -1,0 +1,233 @@
+// `poolkit bench`: times the standard cases of BENCH_CASES.md and reports each as effective bandwidth (every
+// input read once, every output written once, indices at the width stored) and as a fraction of a plain copy's
+// bandwidth measured in the same run.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "commands.hpp"
+#include "poolkit/poolkit.hpp"
+#include "poolkit/threads.hpp"
+
+namespace poolkit::cli {
+namespace {
+
+struct Options {
+  std::vector<std::string> cases;  // empty: all
+  std::string layout = "both";
+  int threads = 0, reps = 7;
+};
+
+void usage(FILE* out) {
+  std::fprintf(out,
+               "usage: poolkit bench [--case NAME]... [--layout nchw|nhwc|both] [--threads N] [--reps N]\n"
+               "\n"
+               "Times the standard cases (seed, resnet-stem, vgg, overlap-avg, gap, adaptive, pool3d, half) and\n"
+               "prints, for each operator: the median time, the effective bandwidth (inputs read once, outputs\n"
+               "written once, indices at their stored width) and its fraction of a plain memcpy measured in the\n"
+               "same run (bytes read + written). Progress goes to stderr.\n"
+               "\n"
+               "  --case NAME   only this case (repeatable)\n"
+               "  --layout L    nchw, nhwc or both (default both)\n"
+               "  --threads N   threads of the CPU kernels (default: OpenMP's, e.g. OMP_NUM_THREADS)\n"
+               "  --reps N      timed repetitions after one warm-up (default 7; fewer when a run is slow)\n");
+}
+
+double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
+
+// Median of timed runs after one warm-up; stops early when the runs pass three seconds.
+double median_seconds(int reps, const std::function<void()>& f) {
+  f();
+  std::vector<double> t;
+  double start = now();
+  for (int i = 0; i < reps; ++i) {
+    double t0 = now();
+    f();
+    t.push_back(now() - t0);
+    if (now() - start > 3) break;
+  }
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+void fill_random(const Tensor& t, uint64_t seed) {
+  int64_t n = t.numel();
+  uint64_t s = seed * 0x9E3779B97F4A7C15ull + 1;
+  auto next = [&] { s ^= s << 13, s ^= s >> 7, s ^= s << 17; return float(int64_t(s >> 40) - (1 << 23)) / (1 << 23); };
+  switch (t.dtype()) {
+    case DType::f32: { float* p = t.data<float>(); for (int64_t i = 0; i < n; ++i) p[i] = next(); break; }
+    case DType::f64: { double* p = t.data<double>(); for (int64_t i = 0; i < n; ++i) p[i] = next(); break; }
+    case DType::bf16: { auto* p = t.data<bfloat16>(); for (int64_t i = 0; i < n; ++i) p[i] = bfloat16(next()); break; }
+    case DType::f16: { auto* p = t.data<float16>(); for (int64_t i = 0; i < n; ++i) p[i] = float16(next()); break; }
+    default: std::memset(t.data<char>(), 0, size_t(n * dtype_size(t.dtype())));
+  }
+}
+
+int64_t bytes(const Tensor& t) { return t.numel() * dtype_size(t.dtype()); }
+
+struct Case {
+  const char* name;
+  std::vector<int64_t> shape;  // N, C, spatial
+  enum Kind { Regular, Global, Adaptive } kind;
+  std::vector<int64_t> kernel, stride, pad, out;
+  bool count_include_pad;
+  std::vector<std::string> ops;  // max-fwd[-none|-u8|-i64], max-bwd[-u8|-i64|-none], avg-fwd, avg-bwd
+  std::vector<DType> dtypes;
+};
+
+std::vector<Case> cases() {
+  const std::vector<DType> f32{DType::f32};
+  return {
+      {"seed", {16384, 2, 32, 32}, Case::Regular, {2, 2}, {2, 2}, {0, 0}, {}, true,
+       {"max-fwd", "max-fwd-u8", "max-fwd-i64", "max-bwd-u8", "max-bwd-i64", "max-bwd", "avg-fwd", "avg-bwd"}, f32},
+      {"resnet-stem", {32, 64, 112, 112}, Case::Regular, {3, 3}, {2, 2}, {1, 1}, {}, true,
+       {"max-fwd", "max-fwd-u8", "max-fwd-i64", "max-bwd-u8"}, f32},
+      {"vgg", {32, 128, 112, 112}, Case::Regular, {2, 2}, {2, 2}, {0, 0}, {}, true, {"max-fwd-u8", "max-bwd-u8"}, f32},
+      {"overlap-avg", {32, 64, 56, 56}, Case::Regular, {3, 3}, {1, 1}, {1, 1}, {}, false, {"avg-fwd", "avg-bwd"}, f32},
+      {"gap", {256, 2048, 7, 7}, Case::Global, {}, {}, {}, {}, true, {"avg-fwd", "avg-bwd"}, f32},
+      {"adaptive", {64, 256, 13, 13}, Case::Adaptive, {}, {}, {}, {7, 7}, true, {"avg-fwd", "avg-bwd"}, f32},
+      {"pool3d", {8, 64, 32, 32, 32}, Case::Regular, {2, 2, 2}, {2, 2, 2}, {0, 0, 0}, {}, true,
+       {"max-fwd-u8", "max-bwd-u8"}, f32},
+      {"half", {32, 64, 112, 112}, Case::Regular, {3, 3}, {2, 2}, {1, 1}, {}, true, {"max-fwd-u8", "max-bwd-u8"},
+       {DType::bf16, DType::f16}},
+  };
+}
+
+Geometry geometry_of(const Case& c) {
+  std::vector<int64_t> in(c.shape.begin() + 2, c.shape.end());
+  if (c.kind == Case::Global) return global_geometry(in);
+  if (c.kind == Case::Adaptive) return adaptive_geometry(in, c.out);
+  std::vector<int64_t> dil(in.size(), 1);
+  return torch_geometry(in, c.kernel, c.stride, c.pad, dil, false);
+}
+
+struct Row {
+  std::string label;
+  double seconds;
+  int64_t bytes;
+};
+
+double copy_bandwidth(int reps) {
+  const int64_t n = int64_t(256) << 20;
+  std::vector<char> a(size_t(n), 1), b(size_t(n), 0);
+  double t = median_seconds(reps, [&] { std::memcpy(b.data(), a.data(), size_t(n)); });
+  return 2.0 * double(n) / t;
+}
+
+// Times one operator of a case; returns the bytes it moves and its median time.
+Row run_op(const Case& c, const Geometry& g, const std::string& op, DType dt, Layout layout, int reps) {
+  Shape xs(c.shape), ys(c.shape);
+  std::vector<int64_t> out = g.output_size();
+  for (size_t i = 0; i < out.size(); ++i) ys[int(i) + 2] = out[i];
+  Tensor x(dt, xs, layout), y(dt, ys, layout);
+  fill_random(x, 1);
+  std::string idx = op.size() > 7 ? op.substr(8) : "";
+  DType form = idx == "i64" ? DType::i64 : local_argmax_dtype(g);
+  Row r{op + " " + dtype_name(dt), 0, 0};
+  if (op.rfind("max-fwd", 0) == 0) {
+    Tensor am = idx.empty() ? Tensor() : Tensor(form, ys, layout);
+    r.seconds = median_seconds(reps, [&] { max_pool_forward(g, x, y, am.view()); });
+    r.bytes = bytes(x) + bytes(y) + (idx.empty() ? 0 : bytes(am));
+    if (!idx.empty()) r.label = "max-fwd +" + std::string(dtype_name(form)) + " argmax " + dtype_name(dt);
+    else r.label = "max-fwd " + std::string(dtype_name(dt));
+  } else if (op.rfind("max-bwd", 0) == 0) {
+    Tensor dy(dt, ys, layout), dx(dt, xs, layout);
+    fill_random(dy, 2);
+    Tensor am = idx.empty() ? Tensor() : Tensor(form, ys, layout);
+    max_pool_forward(g, x, y, am.view());
+    r.seconds = median_seconds(reps, [&] { max_pool_backward(g, dy, am.view(), x, dx); });
+    r.bytes = bytes(dy) + bytes(dx) + (idx.empty() ? bytes(x) : bytes(am));
+    r.label = "max-bwd " + (idx.empty() ? std::string("recomputing argmax") : "from " + std::string(dtype_name(form))) +
+              " " + dtype_name(dt);
+  } else if (op == "avg-fwd") {
+    AvgOptions opt;
+    opt.count_include_pad = c.count_include_pad;
+    r.seconds = median_seconds(reps, [&] { avg_pool_forward(g, opt, x, y); });
+    r.bytes = bytes(x) + bytes(y);
+    r.label = "avg-fwd " + std::string(dtype_name(dt));
+  } else {
+    AvgOptions opt;
+    opt.count_include_pad = c.count_include_pad;
+    Tensor dy(dt, ys, layout), dx(dt, xs, layout);
+    fill_random(dy, 2);
+    r.seconds = median_seconds(reps, [&] { avg_pool_backward(g, opt, dy, dx); });
+    r.bytes = bytes(dy) + bytes(dx);
+    r.label = "avg-bwd " + std::string(dtype_name(dt));
+  }
+  return r;
+}
+
+}  // namespace
+
+int bench(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) fail(a, "needs a value");
+      return argv[++i];
+    };
+    if (a == "--help" || a == "-h") {
+      usage(stdout);
+      return 0;
+    } else if (a == "--case") {
+      o.cases.push_back(value());
+    } else if (a == "--layout") {
+      o.layout = value();
+      if (o.layout != "nchw" && o.layout != "nhwc" && o.layout != "both") fail("--layout", "must be nchw, nhwc or both");
+    } else if (a == "--threads") {
+      o.threads = std::stoi(value());
+      if (o.threads < 1) fail("--threads", "must be >= 1");
+    } else if (a == "--reps") {
+      o.reps = std::stoi(value());
+      if (o.reps < 1) fail("--reps", "must be >= 1");
+    } else {
+      std::fprintf(stderr, "poolkit bench: unknown option '%s'\n\n", a.c_str());
+      usage(stderr);
+      return 2;
+    }
+  }
+  std::vector<Case> all = cases(), chosen;
+  for (const Case& c : all)
+    if (o.cases.empty() || std::find(o.cases.begin(), o.cases.end(), c.name) != o.cases.end()) chosen.push_back(c);
+  for (const std::string& n : o.cases)
+    if (std::none_of(all.begin(), all.end(), [&](const Case& c) { return n == c.name; }))
+      fail("--case", "unknown case '" + n + "' (seed, resnet-stem, vgg, overlap-avg, gap, adaptive, pool3d, half)");
+  if (o.threads) set_num_threads(o.threads);
+  std::vector<Layout> layouts;
+  if (o.layout != "nhwc") layouts.push_back(Layout::ChannelsFirst);
+  if (o.layout != "nchw") layouts.push_back(Layout::ChannelsLast);
+
+  int total = 0, done = 0;
+  for (const Case& c : chosen) total += int(c.ops.size() * c.dtypes.size() * layouts.size());
+  std::fprintf(stderr, "measuring memcpy bandwidth...\n");
+  double copy = copy_bandwidth(o.reps);
+  std::printf("poolkit bench: %d thread(s); plain copy %.1f GB/s (bytes read + written)\n\n", num_threads(),
+              copy / 1e9);
+  std::printf("%-12s %-6s %-42s %10s %9s %8s\n", "case", "layout", "operator", "median ms", "GB/s", "of copy");
+  for (const Case& c : chosen) {
+    Geometry g = geometry_of(c);
+    for (Layout layout : layouts)
+      for (DType dt : c.dtypes)
+        for (const std::string& op : c.ops) {
+          ++done;
+          std::fprintf(stderr, "\r[%3d/%3d] %s %s %s ...%20s", done, total, c.name,
+                       layout == Layout::ChannelsLast ? "nhwc" : "nchw", op.c_str(), "");
+          std::fflush(stderr);
+          Row r = run_op(c, g, op, dt, layout, o.reps);
+          double bw = double(r.bytes) / r.seconds;
+          std::fprintf(stderr, "\r%70s\r", "");
+          std::printf("%-12s %-6s %-42s %10.3f %9.1f %8.2f\n", c.name,
+                      layout == Layout::ChannelsLast ? "nhwc" : "nchw", r.label.c_str(), r.seconds * 1e3, bw / 1e9,
+                      bw / copy);
+          std::fflush(stdout);
+        }
+  }
+  return 0;
+}
+
+}  // namespace poolkit::cli
