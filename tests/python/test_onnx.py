@@ -1,0 +1,166 @@
+"""ONNX conventions against ONNX Runtime: asymmetric pads, auto_pad, count_include_pad=0, MaxPool indices with
+storage_order, LpPool and GlobalLpPool."""
+import math
+
+import numpy as np
+import pytest
+import torch
+
+import poolkit
+from oracle import as_torch, bits_equal, close, new_rng
+
+onnx = pytest.importorskip("onnx", reason="the test command installs onnx and onnxruntime")
+ort = pytest.importorskip("onnxruntime")
+from onnx import TensorProto, helper  # noqa: E402
+
+_TYPES = {np.float32: TensorProto.FLOAT, np.float64: TensorProto.DOUBLE}
+
+
+def run_onnx(op, x, attrs, n_outputs=1, opset=18):
+    elem = _TYPES[x.dtype.type]
+    outs = ["Y", "I"][:n_outputs]
+    node = helper.make_node(op, ["X"], outs, **attrs)
+    out_info = [helper.make_tensor_value_info("Y", elem, None)]
+    if n_outputs == 2:
+        out_info.append(helper.make_tensor_value_info("I", TensorProto.INT64, None))
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("X", elem, list(x.shape))], out_info)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    model.ir_version = 8
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = 1
+    sess = ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
+    return sess.run(None, {"X": x})
+
+
+def ties(rng, shape, dtype):
+    g = np.random.default_rng(rng.randrange(2**31))
+    if rng.random() < 0.5:
+        return (g.integers(-3, 4, size=shape) * 0.5).astype(dtype)
+    return g.standard_normal(shape).astype(dtype)
+
+
+def geometry(rng, r, dilated=True):
+    k = [rng.randint(1, 4) for _ in range(r)]
+    s = [rng.randint(1, 3) for _ in range(r)]
+    d = [rng.randint(1, 2) if dilated else 1 for _ in range(r)]
+    sizes = [rng.randint(d_ * (k_ - 1) + 1, max(d_ * (k_ - 1) + 1, 9 if r < 3 else 6)) for k_, d_ in zip(k, d)]
+    pads = [rng.randint(0, (d_ * (k_ - 1)) // 2) for k_, d_ in zip(k, d)] + \
+           [rng.randint(0, (d_ * (k_ - 1)) // 2) for k_, d_ in zip(k, d)]
+    return k, s, d, sizes, pads
+
+
+def pk_padding(pads, r, auto_pad):
+    if auto_pad != "NOTSET":
+        return auto_pad
+    return tuple((pads[i], pads[i + r]) for i in range(r))
+
+
+def ort_negative_same_pad(auto_pad, sizes, k, s):
+    """ONNX Runtime 1.20 does not clamp SAME_* padding at 0 when the stride exceeds the kernel: it then reads
+    shifted windows. The spec (and poolkit) pad max(0, ...)."""
+    return auto_pad.startswith("SAME") and any(
+        ((n + st - 1) // st - 1) * st + kk - n < 0 for n, kk, st in zip(sizes, k, s))
+
+
+def ceil_overhang(y, y_ref, ceil, tally, op):
+    """ONNX Runtime 1.20 keeps a last ceil-mode window that starts past the input (and its padding); PyTorch's rule,
+    which poolkit and the ONNX spec follow, drops it. Returns ORT's result cut to poolkit's shape."""
+    if y.shape == y_ref.shape:
+        return y_ref
+    assert ceil, f"shapes differ without ceil_mode: {y.shape} vs {y_ref.shape}"
+    assert all(b - a in (0, 1) for a, b in zip(y.shape, y_ref.shape)), (y.shape, y_ref.shape)
+    tally(op, ort_extra_ceil_window=1)
+    return y_ref[tuple(slice(0, n) for n in y.shape)]
+
+
+def onnx_indices(idx, shape, storage_order):
+    """poolkit's per-plane flat indices as ONNX numbers them: over the whole tensor, spatial row- or column-major."""
+    n, c, spatial = shape[0], shape[1], list(shape[2:])
+    plane = math.prod(spatial)
+    coords = np.unravel_index(idx, spatial)
+    flat = np.ravel_multi_index(coords, spatial, order="F" if storage_order else "C")
+    nc = (np.arange(n)[:, None] * c + np.arange(c)[None, :]).reshape((n, c) + (1,) * len(spatial))
+    return nc * plane + flat
+
+
+@pytest.mark.parametrize("case", range(200))
+def test_max_pool(case, tally):
+    rng = new_rng("onnx_max", case)
+    r = rng.randint(1, 3)
+    auto_pad = rng.choice(["NOTSET"] * 3 + ["SAME_UPPER", "SAME_LOWER", "VALID"])
+    # ONNX Runtime sizes SAME_* padding without the dilation (the spec uses the dilated kernel): dilate elsewhere
+    k, s, d, sizes, pads = geometry(rng, r, dilated=not auto_pad.startswith("SAME"))
+    ceil = auto_pad == "NOTSET" and rng.random() < 0.3
+    storage_order = 1 if r == 2 and rng.random() < 0.4 else 0
+    dtype = rng.choice([np.float32, np.float64])
+    x = ties(rng, [rng.randint(1, 2), rng.randint(1, 3)] + sizes, dtype)
+    attrs = dict(kernel_shape=k, strides=s, dilations=d, auto_pad=auto_pad, ceil_mode=int(ceil),
+                 storage_order=storage_order)
+    if auto_pad == "NOTSET":
+        attrs["pads"] = pads
+    if ort_negative_same_pad(auto_pad, sizes, k, s):
+        tally("onnx MaxPool", skipped_ort_negative_same_pad=1)
+        return
+    y_ref, i_ref = run_onnx("MaxPool", x, attrs, 2, opset=12)
+    fn = getattr(poolkit, f"max_pool{r}d")
+    y, idx = fn(x, k, s, pk_padding(pads, r, auto_pad), d, ceil, return_indices=True)
+    y_ref = ceil_overhang(y, y_ref, ceil, tally, "onnx MaxPool")
+    i_ref = ceil_overhang(y, i_ref, ceil, lambda *a, **k: None, "")
+    assert np.array_equal(y, y_ref)
+    assert np.array_equal(onnx_indices(idx, x.shape, storage_order), i_ref)
+    tally(f"onnx MaxPool{' storage_order=1' if storage_order else ''}", cases=1, bit_identical_outputs=1,
+          bit_identical_indices=1)
+
+
+@pytest.mark.parametrize("case", range(200))
+def test_average_pool(case, tally):
+    rng = new_rng("onnx_avg", case)
+    r = rng.randint(1, 3)
+    k, s, _, sizes, pads = geometry(rng, r, dilated=False)
+    auto_pad = rng.choice(["NOTSET"] * 3 + ["SAME_UPPER", "SAME_LOWER", "VALID"])
+    include = int(rng.random() < 0.4)
+    # ORT divides a ceil-mode window that overhangs the end padding by the whole kernel; PyTorch (and poolkit) never
+    # count the overhang, so ceil_mode is compared with count_include_pad=0 only.
+    ceil = auto_pad == "NOTSET" and not include and rng.random() < 0.4
+    x = ties(rng, [rng.randint(1, 2), rng.randint(1, 3)] + sizes, np.float32)  # ORT's CPU AveragePool: float only
+    attrs = dict(kernel_shape=k, strides=s, auto_pad=auto_pad, ceil_mode=int(ceil), count_include_pad=include)
+    if auto_pad == "NOTSET":
+        attrs["pads"] = pads
+    if ort_negative_same_pad(auto_pad, sizes, k, s):
+        tally(f"onnx AveragePool count_include_pad={include}", skipped_ort_negative_same_pad=1)
+        return
+    (y_ref,) = run_onnx("AveragePool", x, attrs, opset=11)
+    fn = getattr(poolkit, f"avg_pool{r}d")
+    y = fn(x, k, s, pk_padding(pads, r, auto_pad), ceil, bool(include))
+    y_ref = ceil_overhang(y, y_ref, ceil, tally, f"onnx AveragePool count_include_pad={include}")
+    assert close(as_torch(y_ref), as_torch(y), float(np.abs(x).max()) * math.prod(k))
+    tally(f"onnx AveragePool count_include_pad={include}", cases=1,
+          bit_identical_outputs=bits_equal(as_torch(y_ref), as_torch(y)))
+
+
+@pytest.mark.parametrize("case", range(150))
+def test_lp_pool(case, tally):
+    rng = new_rng("onnx_lp", case)
+    r = rng.randint(1, 3)
+    k, s, _, sizes, pads = geometry(rng, r, dilated=False)
+    p = rng.choice([1, 2, 3])
+    x = ties(rng, [rng.randint(1, 2), rng.randint(1, 3)] + sizes, np.float32)
+    (y_ref,) = run_onnx("LpPool", x, dict(kernel_shape=k, strides=s, pads=pads, p=p))
+    fn = getattr(poolkit, f"lp_pool{r}d")
+    y = fn(x, p, k, s, padding=pk_padding(pads, r, "NOTSET"), convention="onnx")
+    assert y.shape == y_ref.shape
+    assert close(as_torch(y_ref), as_torch(y), float(np.abs(x).max()) * math.prod(k), ulps=16)
+    tally("onnx LpPool", cases=1, bit_identical_outputs=bits_equal(as_torch(y_ref), as_torch(y)))
+
+
+@pytest.mark.parametrize("case", range(60))
+def test_global_lp_pool(case, tally):
+    rng = new_rng("onnx_global_lp", case)
+    r = rng.randint(1, 3)
+    p = rng.choice([1, 2, 3])
+    x = ties(rng, [rng.randint(1, 2), rng.randint(1, 3)] + [rng.randint(1, 6) for _ in range(r)], np.float32)
+    (y_ref,) = run_onnx("GlobalLpPool", x, dict(p=p))
+    y = poolkit.global_lp_pool(x, p)
+    assert y.shape == y_ref.shape
+    assert close(as_torch(y_ref), as_torch(y), float(np.abs(x).max()) * x[0, 0].size, ulps=16)
+    tally("onnx GlobalLpPool", cases=1, bit_identical_outputs=bits_equal(as_torch(y_ref), as_torch(y)))
