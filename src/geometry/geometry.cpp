@@ -18,6 +18,7 @@ void check_rank(const std::vector<int64_t>& in) {
     fail("input", "must have 1, 2 or 3 spatial dimensions (got " + std::to_string(in.size()) + ")");
   for (size_t i = 0; i < in.size(); ++i)
     if (in[i] < 1) fail(axis_name("input size", i), "spatial sizes must be >= 1" + got(in[i]));
+    else checked_add(in[i], 1, "input size");  // axis.hpp forms in + 1
 }
 
 // One value for every axis, one per axis, or (when allowed) none for the default.
@@ -45,6 +46,8 @@ Axis regular_axis(int64_t in, int64_t k, int64_t s, int64_t d, int64_t lo, int64
   int64_t padded = checked_add(checked_add(in, lo, "padding"), hi, "padding");
   // PyTorch's pooling_output_shape: floor division, so a kernel longer than the padded input is fine in ceil
   // mode as long as one window results (its end is clipped to the input).
+  // axis.hpp adds up to these terms without checks; their total must fit in int64.
+  checked_add(checked_add(checked_add(padded, checked_mul(d, k, "dilation"), "dilation"), s, "stride"), s, "stride");
   int64_t span = padded - eff + (ceil_mode ? s - 1 : 0);
   int64_t out = (span >= 0 ? span / s : -((-span + s - 1) / s)) + 1;
   if (ceil_mode && (out - 1) * s >= in + lo) --out;
@@ -153,8 +156,8 @@ Geometry keras_geometry(const std::vector<int64_t>& in, std::vector<int64_t> poo
     rp.pad_lo.resize(r);
     rp.pad_hi.resize(r);
     for (size_t i = 0; i < r; ++i) {
-      int64_t out = (in[i] + s[i] - 1) / s[i];
-      int64_t total = std::max<int64_t>((out - 1) * s[i] + k[i] - in[i], 0);
+      int64_t out = in[i] / s[i] + (in[i] % s[i] != 0);
+      int64_t total = std::max<int64_t>((out - 1) * s[i] - in[i] + k[i], 0);
       rp.pad_lo[i] = total / 2;
       rp.pad_hi[i] = total - total / 2;
     }
@@ -183,8 +186,9 @@ Geometry onnx_geometry(const std::vector<int64_t>& in, const OnnxParams& p) {
     }
   } else if (p.auto_pad == "SAME_UPPER" || p.auto_pad == "SAME_LOWER") {
     for (size_t i = 0; i < r; ++i) {
-      int64_t out = (in[i] + s[i] - 1) / s[i];
-      int64_t total = std::max<int64_t>((out - 1) * s[i] + d[i] * (k[i] - 1) + 1 - in[i], 0);
+      int64_t out = in[i] / s[i] + (in[i] % s[i] != 0);
+      int64_t eff = checked_add(checked_mul(d[i], k[i] - 1, "dilations"), 1, "dilations");
+      int64_t total = std::max<int64_t>((out - 1) * s[i] - in[i] + eff, 0);
       int64_t small = total / 2, large = total - small;
       rp.pad_lo[i] = p.auto_pad == "SAME_UPPER" ? small : large;
       rp.pad_hi[i] = total - rp.pad_lo[i];
@@ -203,13 +207,16 @@ Geometry adaptive_geometry(const std::vector<int64_t>& in, const std::vector<int
   g.rank = int(in.size());
   for (size_t i = 0; i < in.size(); ++i) {
     if (out[i] < 1) fail(axis_name("output_size", i), "must be >= 1" + got(out[i]));
-    checked_mul(checked_add(in[i], 1, "input"), out[i], "output_size");  // bin arithmetic stays in int64
+    // bin arithmetic stays in int64: taps() forms (o + 1) * in + out - 1
+    checked_add(checked_mul(checked_add(in[i], 1, "input"), out[i], "output_size"), out[i], "output_size");
     Axis& a = g.axes[i];
     a.kind = AxisKind::Adaptive;
     a.in = in[i];
     a.out = out[i];
-    a.kernel = 0;  // the largest bin, the radix of a window-local argmax
-    for (int64_t o = 0; o < out[i]; ++o) a.kernel = std::max(a.kernel, a.taps(o));
+    // The largest bin, the radix of a window-local argmax (in O(1): out may be huge). Bin o has
+    // ceil((o * in mod out + in) / out) cells, and o * in mod out takes every multiple of gcd(in, out) below out.
+    int64_t top = out[i] - std::gcd(in[i], out[i]) + in[i];
+    a.kernel = top / out[i] + (top % out[i] != 0);
   }
   g.plane_out();
   return g;
