@@ -13,7 +13,8 @@ void defined(const TensorView& t, const char* name) {
   if (t.shape.rank == 0) fail(name, "must be given (got an undefined tensor)");
   for (int i = 0; i < t.rank(); ++i)
     if (t.shape[i] < 0) fail(name, "sizes must be >= 0 (got " + t.shape.str() + ")");
-  if (t.data == nullptr && t.numel() != 0) fail(name, "has no data pointer");
+  int64_t cells = t.numel();  // raises when the sizes' product overflows int64, data or not
+  if (t.data == nullptr && cells != 0) fail(name, "has no data pointer");
 }
 
 bool given(const TensorView& t) { return t.shape.rank != 0; }

@@ -250,7 +250,7 @@ Geometry fractional_geometry(const std::vector<int64_t>& in, const std::vector<i
   const bool strict = r == 3;
   for (size_t i = 0; i < r; ++i) {
     if (out[i] < 1) fail(axis_name("output_size", i), "must be >= 1" + got(out[i]));
-    if (out[i] + k[i] - 1 > in[i] - (strict ? 1 : 0))
+    if (out[i] > in[i] - (strict ? 1 : 0) - k[i] + 1)  // out + k - 1 > in (- 1), without overflow
       fail(axis_name("output_size", i), std::string("output_size + kernel_size - 1 must be ") +
                                             (strict ? "< " : "<= ") + "the input size " + std::to_string(in[i]) +
                                             got(out[i]));
@@ -300,7 +300,8 @@ std::vector<int64_t> unpool_output_size(const std::vector<int64_t>& in, std::vec
   check_at_least(p, 0, "padding", "must be >= 0");
   std::vector<int64_t> def(r);
   for (size_t i = 0; i < r; ++i) {
-    def[i] = checked_add(checked_mul(in[i] - 1, s[i], "stride"), k[i] - 2 * p[i], "kernel_size");
+    def[i] = checked_add(checked_mul(in[i] - 1, s[i], "stride"),
+                         checked_add(k[i], -checked_mul(2, p[i], "padding"), "padding"), "kernel_size");
     // As PyTorch: the default must be usable only when it is used; a requested size is checked against it below.
     if (def[i] < 1 && !requested)
       fail(axis_name("output_size", i), "default output size must be >= 1" + got(def[i]));
@@ -310,7 +311,7 @@ std::vector<int64_t> unpool_output_size(const std::vector<int64_t>& in, std::vec
   if (want.size() == r + 2) want.erase(want.begin(), want.begin() + 2);
   if (want.size() != r) fail("output_size", "must have one entry per spatial axis (optionally with N and C first)");
   for (size_t i = 0; i < r; ++i)
-    if (want[i] < 1 || want[i] <= def[i] - s[i] || want[i] >= def[i] + s[i])
+    if (want[i] < 1 || want[i] <= checked_add(def[i], -s[i], "stride") || want[i] >= checked_add(def[i], s[i], "stride"))
       fail(axis_name("output_size", i), "must be between " + std::to_string(def[i] - s[i]) + " and " +
                                             std::to_string(def[i] + s[i]) + ", exclusive" + got(want[i]));
   return want;
