@@ -250,6 +250,9 @@ Geometry fractional_geometry(const std::vector<int64_t>& in, const std::vector<i
   const bool strict = r == 3;
   for (size_t i = 0; i < r; ++i) {
     if (out[i] < 1) fail(axis_name("output_size", i), "must be >= 1" + got(out[i]));
+    // Window starts are computed in floating point (axis.hpp) and converted back to int64.
+    if (in[i] > (int64_t(1) << 53))
+      fail(axis_name("input size", i), "fractional pooling needs spatial sizes <= 2^53" + got(in[i]), ErrorKind::Overflow);
     if (out[i] > in[i] - (strict ? 1 : 0) - k[i] + 1)  // out + k - 1 > in (- 1), without overflow
       fail(axis_name("output_size", i), std::string("output_size + kernel_size - 1 must be ") +
                                             (strict ? "< " : "<= ") + "the input size " + std::to_string(in[i]) +
@@ -312,8 +315,8 @@ std::vector<int64_t> unpool_output_size(const std::vector<int64_t>& in, std::vec
   if (want.size() != r) fail("output_size", "must have one entry per spatial axis (optionally with N and C first)");
   for (size_t i = 0; i < r; ++i)
     if (want[i] < 1 || want[i] <= checked_add(def[i], -s[i], "stride") || want[i] >= checked_add(def[i], s[i], "stride"))
-      fail(axis_name("output_size", i), "must be between " + std::to_string(def[i] - s[i]) + " and " +
-                                            std::to_string(def[i] + s[i]) + ", exclusive" + got(want[i]));
+      fail(axis_name("output_size", i), "must be >= 1 and less than the stride " + std::to_string(s[i]) +
+                                            " away from the default " + std::to_string(def[i]) + got(want[i]));
   return want;
 }
 
