@@ -263,17 +263,17 @@ void break_one(Request& r, FuzzedDataProvider& f) {
       if (r.op == AvgF || r.op == AvgB) r.avg.divisor_override = -f.ConsumeIntegralInRange<int64_t>(0, 2);
       else if (r.op == LpF || r.op == LpB) r.lp.p = f.ConsumeBool() ? -1.0 : std::nan("");
       else if (r.op == MixF || r.op == MixB) r.mixed.lambda = std::numeric_limits<double>::infinity();
-      else if ((r.op == UnpF || r.op == UnpB) && r.indices.view.numel() > 0) {
+      else if ((r.op == UnpF || r.op == UnpB) && r.indices.view.rank() && r.indices.view.numel() > 0) {
         auto* p = static_cast<int64_t*>(r.indices.view.data);
         auto offs = fuzz::offsets(r.indices.view);
         p[offs[f.ConsumeIntegralInRange<size_t>(0, offs.size() - 1)]] = f.ConsumeBool() ? -1 : r.g.plane_in();
         r.broken = "unpool index";
-      } else if ((r.op == MaxB || r.op == FracB) && r.argmax.view.numel() > 0) {
+      } else if ((r.op == MaxB || r.op == FracB) && r.argmax.view.rank() && r.argmax.view.numel() > 0) {
         auto offs = fuzz::offsets(r.argmax.view);
         int64_t bad = r.argmax.view.dtype == DType::i64 ? r.g.plane_in() : r.g.window_cells();
         store_from_double(r.argmax.view, offs[f.ConsumeIntegralInRange<size_t>(0, offs.size() - 1)], double(bad));
         r.broken = "argmax value";
-      } else if ((r.op == FracF || r.op == FracB) && r.samples.view.numel() > 0) {
+      } else if ((r.op == FracF || r.op == FracB) && r.samples.view.rank() && r.samples.view.numel() > 0) {
         auto offs = fuzz::offsets(r.samples.view);
         store_from_double(r.samples.view, offs[f.ConsumeIntegralInRange<size_t>(0, offs.size() - 1)],
                           f.ConsumeBool() ? 1.0 : -0.5);
