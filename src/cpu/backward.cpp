@@ -38,59 +38,86 @@ bool tiles(const Geometry& g3) {
 
 void zero(const Backward& b, int64_t off, int64_t count) { std::memset(b.dx.at<char>(off), 0, count * b.esize); }
 
-// One (n, c) plane of tiled windows, channels-first with unit W strides.
-bool tiled_plane(const Backward& b, int64_t n, int64_t c) {
+template <class U>
+bool below(const char* p, int64_t count, int64_t cells) {
+  const U* v = reinterpret_cast<const U*>(p);
+  bool ok = true;
+  for (int64_t k = 0; k < count; ++k) ok &= uint64_t(int64_t(v[k])) < uint64_t(cells);
+  return ok;
+}
+
+int64_t index_at(IndexForm form, const char* p, int64_t k) {
+  switch (form) {
+    case IndexForm::U8: return reinterpret_cast<const uint8_t*>(p)[k];
+    case IndexForm::I16: return reinterpret_cast<const int16_t*>(p)[k];
+    case IndexForm::I32: return reinterpret_cast<const int32_t*>(p)[k];
+    default: return reinterpret_cast<const int64_t*>(p)[k];
+  }
+}
+
+// Tiled windows over one image of rows: a channels-first plane (n, c) with group 1, or a channels-last image n
+// whose lanes are (w, c) with group C (1, or 2 for float32). Rows of W contiguous in dx, dy and the argmax.
+bool tiled_image(const Backward& b, int64_t n, int64_t c, int64_t G) {
   const Axis &A = b.g3.axes[0], &B = b.g3.axes[1], &W = b.g3.axes[2];
   const bool f32 = b.esize == 4;
+  const int64_t lanes = W.out * G, cells = A.kernel * B.kernel * W.kernel;
+  const bool precompute = b.is_max && (!f32 || b.form == IndexForm::I64);
   thread_local std::vector<int32_t> rel;
   thread_local std::vector<uint8_t> hits;
-  rel.resize(W.out);
-  hits.resize(W.out);
-  const int64_t done_w = W.out * W.stride;
+  if (precompute) rel.resize(size_t(lanes)), hits.resize(size_t(lanes));
+  const int64_t done = W.out * W.stride * G, row = W.in * G;
   for (int64_t ot = 0; ot < A.out; ++ot)
     for (int64_t oh = 0; oh < B.out; ++oh) {
       const int64_t yrow = b.dy.offset(n, c, ot, oh, 0);
-      std::fill(hits.begin(), hits.end(), 0);
+      const char* am = b.is_max ? b.am.at<char>(yrow) : nullptr;
+      if (b.is_max && !precompute) {
+        bool ok = b.form == IndexForm::U8    ? below<uint8_t>(am, lanes, cells)
+                  : b.form == IndexForm::I16 ? below<int16_t>(am, lanes, cells)
+                                             : below<int32_t>(am, lanes, cells);
+        if (!ok) return false;  // an argmax outside its window: the reference reports it
+      }
+      if (precompute) std::fill(hits.begin(), hits.end(), 0);
       for (int64_t jt = 0; jt < A.kernel; ++jt)
         for (int64_t jh = 0; jh < B.kernel; ++jh) {
           const int64_t t = ot * A.stride + jt, h = oh * B.stride + jh;
+          const int64_t xrow = b.dx.offset(n, c, t, h, 0);
           TiledBackwardJob j;
           j.g = b.dy.at<char>(yrow);
-          j.dx = b.dx.at<char>(b.dx.offset(n, c, t, h, 0));
-          j.count = W.out;
+          j.dx = b.dx.at<char>(xrow);
+          j.count = lanes;
           j.stride = W.stride;
+          j.group = G;
           j.divisor = b.divisor(ot, oh, 0);
           if (b.is_max) {
-            int64_t base = b.form == IndexForm::I64 ? b.tab.flat(t, h, 0) : b.tab.local(jt, jh, 0);
-            int64_t step = b.form == IndexForm::I64 ? W.stride : 0;
-            for (int64_t o = 0; o < W.out; ++o) {
-              int64_t v = 0, off = yrow + o * b.am.s[4];
-              switch (b.form) {
-                case IndexForm::U8: v = *b.am.at<uint8_t>(off); break;
-                case IndexForm::I16: v = *b.am.at<int16_t>(off); break;
-                case IndexForm::I32: v = *b.am.at<int32_t>(off); break;
-                default: v = *b.am.at<int64_t>(off); break;
+            const bool flat = b.form == IndexForm::I64;
+            const int64_t base = flat ? b.tab.flat(t, h, 0) : b.tab.local(jt, jh, 0), step = flat ? W.stride : 0;
+            if (precompute) {
+              for (int64_t k = 0; k < lanes; ++k) {
+                int64_t r = index_at(b.form, am, k) - base - (k / G) * step;
+                bool in = r >= 0 && r < W.stride;
+                rel[size_t(k)] = in ? int32_t(r) : -1;
+                hits[size_t(k)] += in;
               }
-              int64_t r = v - base - o * step;
-              bool in = r >= 0 && r < W.stride;
-              rel[o] = in ? int32_t(r) : -1;
-              hits[o] += in;
+              j.rel = rel.data();
+            } else {
+              j.argmax = am;
+              j.form = b.form;
+              j.code_base = base;
             }
-            j.rel = rel.data();
             f32 ? tiled_max_backward_f32(j) : tiled_max_backward_f64(j);
           } else {
             f32 ? tiled_avg_backward_f32(j) : tiled_avg_backward_f64(j);
           }
-          if (done_w < W.in) zero(b, b.dx.offset(n, c, t, h, done_w), W.in - done_w);
+          if (done < row) zero(b, xrow + done, row - done);
         }
-      if (b.is_max)
-        for (int64_t o = 0; o < W.out; ++o)
-          if (hits[o] != 1) return false;  // an argmax outside its window: the reference reports it
+      if (precompute)
+        for (uint8_t hit : hits)
+          if (hit != 1) return false;
     }
   // Input rows no window reads.
   for (int64_t t = 0; t < A.in; ++t)
     for (int64_t h = 0; h < B.in; ++h)
-      if (t >= A.out * A.stride || h >= B.out * B.stride) zero(b, b.dx.offset(n, c, t, h, 0), W.in);
+      if (t >= A.out * A.stride || h >= B.out * B.stride) zero(b, b.dx.offset(n, c, t, h, 0), row);
   return true;
 }
 
@@ -192,7 +219,9 @@ bool run_backward(bool is_max, const Geometry& g, const AvgOptions& opt, const T
   if (is_max && b.form == IndexForm::None) return false;
   const bool last = b.dx.s[1] == 1 && b.dy.s[1] == 1;
   if (b.dx.s[4] == 1 && b.dy.s[4] == 1 && !(last && b.C > 1) && tiles(g3))
-    return parallel_for(b.N * b.C, b.work, [&](int64_t i) { return tiled_plane(b, i / b.C, i % b.C); });
+    return parallel_for(b.N * b.C, b.work, [&](int64_t i) { return tiled_image(b, i / b.C, i % b.C, 1); });
+  if (last && tiles(g3) && (b.C == 1 || (b.C == 2 && b.esize == 4)) && b.dx.s[4] == b.C && b.dy.s[4] == b.C)
+    return parallel_for(b.N, b.work, [&](int64_t n) { return tiled_image(b, n, 0, b.C); });
   if (last) return channels_last(b);
   return false;
 }

@@ -34,90 +34,88 @@ struct Forward {
   }
 };
 
-struct TapBuffer {
-  std::vector<int64_t> off, code;
-  void clear() { off.clear(), code.clear(); }
-  void add(int64_t o, int64_t c) { off.push_back(o), code.push_back(c); }
+// The taps of one output row (ot, oh), relative to its (n, c) plane: those of the outputs whose windows are
+// whole along W (one list for all of them, from output `full_begin` on), then each other output's own.
+struct RowPlan {
+  std::vector<int64_t> off, code;  // whole windows, then the others' lists back to back
+  int whole = 0;                   // taps of the whole-window list
+  int64_t tap_max = 0;             // largest offset of the whole-window list
+  struct Single { int64_t ow, begin, end, divisor; };
+  std::vector<Single> singles;
+  int64_t whole_divisor = 1;
 };
 
-// One output row (n, [c,] ot, oh) whose lanes are (ow, c) with `group` channels per output (1: channels-first,
-// with c fixed; C: channels-last with c in the lanes).
-void forward_row(const Forward& f, int64_t n, int64_t c, int64_t ot, int64_t oh, int64_t group, TapBuffer& taps) {
+RowPlan plan_row(const Forward& f, int64_t ot, int64_t oh, bool whole_windows) {
   const AxisTable &A = f.tab.t, &B = f.tab.h, &W = f.tab.w;
-  const int64_t xs4 = f.x.s[4], sw = W.axis.stride, dw = W.axis.dilation;
-  const int64_t xplane = f.x.offset(n, c, 0, 0, 0);
-  const int64_t yrow = f.y.offset(n, c, ot, oh, 0);
-  auto run = [&](int64_t ow0, int64_t count, int64_t div, int64_t xbase, int64_t lane_stride, int64_t vec) {
-    ForwardJob j;
-    j.x = f.x.at<char>(xbase);
-    j.y = f.y.at<char>(yrow + ow0 * f.y.s[4]);
-    j.argmax = f.am.defined() ? f.am.at<char>(yrow + ow0 * f.y.s[4]) : nullptr;
-    j.form = f.form;
-    j.lanes = Lanes{count, vec, group, lane_stride};
-    j.ntaps = int(taps.off.size());
-    j.tap_offset = taps.off.data();
-    j.tap_code = taps.code.data();
-    j.flat_step = sw;
-    j.divisor = div;
-    f.kernel(j);
-  };
-  // Whole windows along W: one call over all of them.
-  if (W.axis.kind == AxisKind::Regular && W.full_end > W.full_begin) {
-    const int64_t ib = W.full_begin, ie = W.full_end, w0 = W.origin[ib];
-    taps.clear();
+  RowPlan p;
+  const int64_t xs4 = f.x.s[4], dw = W.axis.step();
+  if (whole_windows) {
+    const int64_t w0 = W.origin[W.full_begin];
     for (int64_t jt = A.first[ot]; jt < A.last[ot]; ++jt)
       for (int64_t jh = B.first[oh]; jh < B.last[oh]; ++jh) {
         int64_t t = A.pos(ot, jt), h = B.pos(oh, jh);
-        for (int64_t jw = 0; jw < W.axis.kernel; ++jw)
-          taps.add(t * f.x.s[2] + h * f.x.s[3] + jw * dw * xs4, f.code(jt, jh, jw, t, h, w0 + jw * dw));
+        for (int64_t jw = 0; jw < W.axis.kernel; ++jw) {
+          p.off.push_back(t * f.x.s[2] + h * f.x.s[3] + (w0 + jw * dw) * xs4);
+          p.code.push_back(f.code(jt, jh, jw, t, h, w0 + jw * dw));
+        }
       }
-    if (!taps.off.empty()) {
-      int64_t count = (ie - ib) * group, lane_stride = sw * xs4;
-      int64_t xbase = xplane + w0 * xs4;
-      // vector loads of stride 2 read one element (pair) past their last lane: keep that inside the input
-      int64_t tap_max = *std::max_element(taps.off.begin(), taps.off.end());
-      int64_t room = f.x_extent - xbase - tap_max - lane_stride;
-      int64_t vec = lane_stride <= 1 ? count : room < 0 ? 0 : std::min(count, (room / lane_stride + 1) * group);
-      run(ib, count, f.divisor(ot, oh, ib), xbase, lane_stride, vec);
-    }
+    p.whole = int(p.off.size());
+    for (int64_t o : p.off) p.tap_max = std::max(p.tap_max, o);
+    p.whole_divisor = f.divisor(ot, oh, W.full_begin);
   }
-  // The other outputs one at a time, over their valid taps.
   for (int64_t ow = 0; ow < W.axis.out; ++ow) {
-    if (W.axis.kind == AxisKind::Regular && ow >= W.full_begin && ow < W.full_end) continue;
-    taps.clear();
+    if (whole_windows && ow >= W.full_begin && ow < W.full_end) continue;
+    int64_t begin = int64_t(p.off.size());
     for (int64_t jt = A.first[ot]; jt < A.last[ot]; ++jt)
       for (int64_t jh = B.first[oh]; jh < B.last[oh]; ++jh)
         for (int64_t jw = W.first[ow]; jw < W.last[ow]; ++jw) {
           int64_t t = A.pos(ot, jt), h = B.pos(oh, jh), w = W.pos(ow, jw);
-          taps.add(t * f.x.s[2] + h * f.x.s[3] + w * xs4, f.code(jt, jh, jw, t, h, w));
+          p.off.push_back(t * f.x.s[2] + h * f.x.s[3] + w * xs4);
+          p.code.push_back(f.code(jt, jh, jw, t, h, w));
         }
-    run(ow, group, f.divisor(ot, oh, ow), xplane, 1, group);
+    p.singles.push_back({ow, begin, int64_t(p.off.size()), f.divisor(ot, oh, ow)});
   }
+  return p;
 }
 
-// Channels-last with C filling vectors: every output pixel reduces C channels at once.
-void forward_pixel_row(const Forward& f, int64_t n, int64_t ot, int64_t oh, TapBuffer& taps) {
-  const AxisTable &A = f.tab.t, &B = f.tab.h, &W = f.tab.w;
-  const int64_t xn = f.x.offset(n, 0, 0, 0, 0);
-  for (int64_t ow = 0; ow < W.axis.out; ++ow) {
-    taps.clear();
-    for (int64_t jt = A.first[ot]; jt < A.last[ot]; ++jt)
-      for (int64_t jh = B.first[oh]; jh < B.last[oh]; ++jh)
-        for (int64_t jw = W.first[ow]; jw < W.last[ow]; ++jw) {
-          int64_t t = A.pos(ot, jt), h = B.pos(oh, jh), w = W.pos(ow, jw);
-          taps.add(t * f.x.s[2] + h * f.x.s[3] + w * f.x.s[4], f.code(jt, jh, jw, t, h, w));
-        }
-    int64_t yo = f.y.offset(n, 0, ot, oh, ow);
-    ForwardJob j;
-    j.x = f.x.at<char>(xn);
-    j.y = f.y.at<char>(yo);
-    j.argmax = f.am.defined() ? f.am.at<char>(yo) : nullptr;
-    j.form = f.form;
-    j.lanes = Lanes{f.C, f.C, 1, 1};
-    j.ntaps = int(taps.off.size());
-    j.tap_offset = taps.off.data();
-    j.tap_code = taps.code.data();
-    j.divisor = f.divisor(ot, oh, ow);
+// Runs row (ot, oh) of `rows` planes starting at x offset xp / y offset yp, planes `xstep` / `ystep` apart.
+// Lanes are (ow, c) with `group` channels per output: 1 for channels-first (or channels-last vectorised over C
+// alone, one output at a time), C for channels-last rows with few channels.
+void run_row(const Forward& f, const RowPlan& p, int64_t ot, int64_t oh, int64_t xp, int64_t yp, int64_t rows,
+             int64_t xstep, int64_t ystep, int64_t group, int64_t lanes_per_output) {
+  const AxisTable& W = f.tab.w;
+  const int64_t yrow = yp + ot * f.y.s[2] + oh * f.y.s[3];
+  ForwardJob j;
+  j.form = f.form;
+  j.rows = rows;
+  j.x_row_step = xstep;
+  j.y_row_step = ystep;
+  j.flat_step = W.axis.stride;
+  if (p.whole > 0) {
+    const int64_t ib = W.full_begin, count = (W.full_end - ib) * group, ls = W.axis.stride * f.x.s[4];
+    // vector loads of stride 2 read one element (pair) past their last lane: keep that inside the input
+    int64_t room = f.x_extent - (xp + (rows - 1) * xstep) - p.tap_max - ls;
+    int64_t vec = ls <= 1 ? count : room < 0 ? 0 : std::min(count, (room / ls + 1) * group);
+    j.x = f.x.at<char>(xp);
+    j.y = f.y.at<char>(yrow + ib * f.y.s[4]);
+    j.argmax = f.am.defined() ? f.am.at<char>(yrow + ib * f.y.s[4]) : nullptr;
+    j.lanes = Lanes{count, vec, group, ls};
+    j.ntaps = p.whole;
+    j.tap_offset = p.off.data();
+    j.tap_code = p.code.data();
+    j.divisor = p.whole_divisor;
+    f.kernel(j);
+  }
+  j.flat_step = 0;  // a single output's lanes are its channels: one flat index
+  for (const RowPlan::Single& s : p.singles) {
+    j.x = f.x.at<char>(xp);
+    j.y = f.y.at<char>(yrow + s.ow * f.y.s[4]);
+    j.argmax = f.am.defined() ? f.am.at<char>(yrow + s.ow * f.y.s[4]) : nullptr;
+    j.lanes = Lanes{lanes_per_output, lanes_per_output, 1, 1};
+    j.ntaps = int(s.end - s.begin);
+    j.tap_offset = p.off.data() + s.begin;
+    j.tap_code = p.code.data() + s.begin;
+    j.divisor = s.divisor;
     f.kernel(j);
   }
 }
@@ -131,27 +129,52 @@ bool simd_forward(Forward& f, const TensorView& x, const TensorView& y) {
   f.kernel = f.is_max ? (f32 ? max_forward_f32 : max_forward_f64) : (f32 ? avg_forward_f32 : avg_forward_f64);
   f.work = x.numel() + y.numel();
   f.x_extent = extent(x);
-  const int64_t OT = f.g3.axes[0].out, OH = f.g3.axes[1].out;
+  const int64_t OT = f.g3.axes[0].out, OH = f.g3.axes[1].out, OW = f.g3.axes[2].out, rows = OT * OH;
   const bool first = f.x.s[4] == 1 && f.y.s[4] == 1;
   const bool last = f.x.s[1] == 1 && f.y.s[1] == 1;
+  const bool regular_w = f.g3.axes[2].kind == AxisKind::Regular && f.tab.w.full_end > f.tab.w.full_begin;
+  int64_t group, planes, xstep, ystep, per_output;
+  int64_t outer = 1, oxs = 0, oys = 0;  // uneven planes: one sweep per image n
   if (first && !(last && f.C > 1)) {
-    return parallel_for(f.N * f.C * OT * OH, f.work, [&](int64_t i) {
-      thread_local TapBuffer taps;
-      int64_t oh = i % OH, ot = (i / OH) % OT, c = (i / (OH * OT)) % f.C, n = i / (OH * OT * f.C);
-      forward_row(f, n, c, ot, oh, 1, taps);
-      return true;
-    });
+    // channels-first: lanes along W; planes (n, c) in one sweep when they are evenly spaced
+    group = 1, per_output = 1, planes = f.N * f.C;
+    bool even = f.N == 1 || f.C == 1 ||
+                (f.x.s[0] == f.C * f.x.s[1] && f.y.s[0] == f.C * f.y.s[1]);
+    xstep = f.C == 1 ? f.x.s[0] : f.x.s[1];
+    ystep = f.C == 1 ? f.y.s[0] : f.y.s[1];
+    if (!even) outer = f.N, oxs = f.x.s[0], oys = f.y.s[0], planes = f.C;
+  } else if (last) {
+    // channels-last: lanes over (W, C) when C is small and a vector load exists for it, else over C
+    bool merge = f.C < 8 && f.y.s[4] == f.C && regular_w &&
+                 (f.C == 1 || (f.C == 2 && f32 && f.g3.axes[2].stride * f.x.s[4] == 4));
+    group = merge ? f.C : 1;
+    per_output = f.C;
+    planes = f.N, xstep = f.x.s[0], ystep = f.y.s[0];
+    if (!merge) {
+      // one output at a time, C lanes: every output is a "single" of its row plan
+      std::vector<RowPlan> plans(static_cast<size_t>(rows));
+      for (int64_t r = 0; r < rows; ++r) plans[size_t(r)] = plan_row(f, r / OH, r % OH, false);
+      int64_t chunk = std::max<int64_t>(1, 4096 / std::max<int64_t>(1, OW * f.C));
+      int64_t chunks = (planes + chunk - 1) / chunk;
+      return parallel_for(chunks * rows, f.work, [&](int64_t i) {
+        int64_t r = i % rows, c0 = (i / rows) * chunk, n = std::min(chunk, planes - c0);
+        run_row(f, plans[size_t(r)], r / OH, r % OH, c0 * xstep, c0 * ystep, n, xstep, ystep, 1, f.C);
+        return true;
+      });
+    }
+  } else {
+    return false;
   }
-  if (!last) return false;
-  // Small C: lanes over (W, C) when outputs are packed along W and a vector load exists for that pattern.
-  bool merge = f.C < 8 && f.y.s[4] == f.C && f.g3.axes[2].kind == AxisKind::Regular &&
-               (f.C == 1 || (f.C == 2 && f32 && f.g3.axes[2].stride * f.x.s[4] == 4));
-  (void)y;
-  return parallel_for(f.N * OT * OH, f.work, [&](int64_t i) {
-    thread_local TapBuffer taps;
-    int64_t oh = i % OH, ot = (i / OH) % OT, n = i / (OH * OT);
-    if (merge) forward_row(f, n, 0, ot, oh, f.C, taps);
-    else forward_pixel_row(f, n, ot, oh, taps);
+  std::vector<RowPlan> plans(static_cast<size_t>(rows));
+  for (int64_t r = 0; r < rows; ++r) plans[size_t(r)] = plan_row(f, r / OH, r % OH, regular_w);
+  // chunks of planes of about 16K outputs each, so that threads share out even small problems
+  int64_t chunk = std::max<int64_t>(1, 16384 / std::max<int64_t>(1, OW * group));
+  int64_t chunks = (planes + chunk - 1) / chunk;
+  return parallel_for(outer * chunks * rows, f.work, [&](int64_t i) {
+    int64_t r = i % rows, c0 = ((i / rows) % chunks) * chunk, o = i / (rows * chunks);
+    int64_t n = std::min(chunk, planes - c0);
+    run_row(f, plans[size_t(r)], r / OH, r % OH, o * oxs + c0 * xstep, o * oys + c0 * ystep, n, xstep, ystep, group,
+            per_output);
     return true;
   });
 }

@@ -64,7 +64,7 @@ bool vector_loads_exist(const Lanes& l) {
 }
 
 template <class T, bool kIndex>
-void max_forward(const ForwardJob& j) {
+void max_forward_row(const ForwardJob& j) {
   const hn::ScalableTag<T> d;
   using TI = hwy::MakeSigned<T>;
   const hn::RebindToSigned<decltype(d)> di;
@@ -116,7 +116,7 @@ void max_forward(const ForwardJob& j) {
 }
 
 template <class T>
-void avg_forward(const ForwardJob& j) {
+void avg_forward_row(const ForwardJob& j) {
   const hn::ScalableTag<T> d;
   const int64_t N = int64_t(hn::Lanes(d));
   const T* x = static_cast<const T*>(j.x);
@@ -140,6 +140,24 @@ void avg_forward(const ForwardJob& j) {
 }
 
 // Argmax lanes widened to the signed lane type of the values (callers keep to the forms each width supports).
+// The row loop: the same tap list over `rows` rows of inputs and outputs.
+template <class T, class Row>
+void over_rows(const ForwardJob& j, Row row) {
+  ForwardJob r = j;
+  const int64_t ai = j.form == IndexForm::None ? 0 : j.form == IndexForm::U8 ? 1 : j.form == IndexForm::I16 ? 2
+                   : j.form == IndexForm::I32 ? 4 : 8;
+  for (int64_t i = 0; i < j.rows; ++i) {
+    r.x = static_cast<const T*>(j.x) + i * j.x_row_step;
+    r.y = static_cast<T*>(j.y) + i * j.y_row_step;
+    if (j.argmax) r.argmax = static_cast<char*>(j.argmax) + i * j.y_row_step * ai;
+    row(r);
+  }
+}
+template <class T, bool kIndex>
+void max_forward(const ForwardJob& j) { over_rows<T>(j, max_forward_row<T, kIndex>); }
+template <class T>
+void avg_forward(const ForwardJob& j) { over_rows<T>(j, avg_forward_row<T>); }
+
 template <class DI>
 HWY_INLINE hn::Vec<DI> load_argmax(DI di, IndexForm form, const void* p, int64_t c) {
   using TI = hn::TFromD<DI>;
@@ -156,6 +174,29 @@ HWY_INLINE hn::Vec<DI> load_argmax(DI di, IndexForm form, const void* p, int64_t
   }
 }
 
+template <class D, class V>
+HWY_INLINE void store_taps(D d, int64_t s, int64_t group, const V* t, hn::TFromD<D>* out) {
+  (void)group;
+#if HWY_TARGET != HWY_SCALAR
+  if constexpr (sizeof(hn::TFromD<D>) == 4) {
+    if (group == 2) {  // pairs of 4-byte channels move as one 8-byte element
+      const hn::Repartition<uint64_t, D> d64;
+      uint64_t* o = reinterpret_cast<uint64_t*>(out);
+      auto w = [&](int i) { return hn::BitCast(d64, t[i]); };
+      if (s == 1) hn::StoreU(w(0), d64, o);
+      else if (s == 2) hn::StoreInterleaved2(w(0), w(1), d64, o);
+      else if (s == 3) hn::StoreInterleaved3(w(0), w(1), w(2), d64, o);
+      else hn::StoreInterleaved4(w(0), w(1), w(2), w(3), d64, o);
+      return;
+    }
+  }
+#endif
+  if (s == 1) hn::StoreU(t[0], d, out);
+  else if (s == 2) hn::StoreInterleaved2(t[0], t[1], d, out);
+  else if (s == 3) hn::StoreInterleaved3(t[0], t[1], t[2], d, out);
+  else hn::StoreInterleaved4(t[0], t[1], t[2], t[3], d, out);
+}
+
 template <class T, bool kMax>
 void tiled_backward(const TiledBackwardJob& j) {
   const hn::ScalableTag<T> d;
@@ -164,41 +205,36 @@ void tiled_backward(const TiledBackwardJob& j) {
   const int64_t N = int64_t(hn::Lanes(d));
   const T* g = static_cast<const T*>(j.g);
   T* dx = static_cast<T*>(j.dx);
-  const int64_t s = j.stride;
+  const int64_t s = j.stride, G = j.group;
   const T div = T(j.divisor);
-  auto term = [&](auto gv, auto rel, int64_t jj) {
-    (void)rel;
-    if constexpr (kMax) {
-      auto match = hn::RebindMask(d, (rel == hn::Set(di, TI(jj))));
-      return hn::IfThenElseZero(match, hn::Add(hn::Zero(d), gv));
-    } else {
-      return hn::Add(hn::Zero(d), gv);
-    }
-  };
-  int64_t o = 0;
-  if (s >= 1 && s <= 4) {
-    for (; o + N <= j.count; o += N) {
-      auto gv = hn::LoadU(d, g + o);
+  const bool direct = j.rel == nullptr;
+  int64_t k = 0;
+  const bool vector = s >= 1 && s <= 4 && (G == 1 || (G == 2 && sizeof(T) == 4 && HWY_TARGET != HWY_SCALAR)) &&
+                      (!kMax || !direct || (sizeof(T) == 4 && j.form != IndexForm::I64));
+  if (vector) {
+    for (; k + N <= j.count; k += N) {
+      auto gv = hn::LoadU(d, g + k);
       if constexpr (!kMax) gv = hn::Div(gv, hn::Set(d, div));
-      hn::Vec<decltype(di)> rel = hn::Zero(di);
-      if constexpr (kMax) rel = load_argmax(di, IndexForm::I32, j.rel, o);
-      if (s == 1) {
-        hn::StoreU(term(gv, rel, 0), d, dx + o);
-      } else if (s == 2) {
-        hn::StoreInterleaved2(term(gv, rel, 0), term(gv, rel, 1), d, dx + 2 * o);
-      } else if (s == 3) {
-        hn::StoreInterleaved3(term(gv, rel, 0), term(gv, rel, 1), term(gv, rel, 2), d, dx + 3 * o);
+      gv = hn::Add(hn::Zero(d), gv);
+      hn::Vec<decltype(d)> t[4];
+      if constexpr (kMax) {
+        auto rel = direct ? hn::Sub(load_argmax(di, j.form, j.argmax, k), hn::Set(di, TI(j.code_base)))
+                          : load_argmax(di, IndexForm::I32, j.rel, k);
+        for (int64_t jj = 0; jj < s; ++jj)
+          t[jj] = hn::IfThenElseZero(hn::RebindMask(d, rel == hn::Set(di, TI(jj))), gv);
       } else {
-        hn::StoreInterleaved4(term(gv, rel, 0), term(gv, rel, 1), term(gv, rel, 2), term(gv, rel, 3), d,
-                              dx + 4 * o);
+        for (int64_t jj = 0; jj < s; ++jj) t[jj] = gv;
       }
+      store_taps(d, s, G, t, dx + s * k);
     }
   }
-  for (; o < j.count; ++o) {
-    T gv = kMax ? g[o] : T(g[o] / div);
+  for (; k < j.count; ++k) {
+    T gv = kMax ? g[k] : T(g[k] / div);
+    int64_t rel = !kMax ? 0 : direct ? load_index(j.form, j.argmax, k) - j.code_base : j.rel[k];
+    int64_t o = k / G, c = k % G;
     for (int64_t jj = 0; jj < s; ++jj) {
-      bool match = !kMax || j.rel[o] == jj;
-      dx[s * o + jj] = match ? T(T(0) + gv) : T(0);
+      bool match = !kMax || rel == jj;
+      dx[(s * o + jj) * G + c] = match ? T(T(0) + gv) : T(0);
     }
   }
 }

@@ -28,6 +28,7 @@ struct ForwardJob {
   const int64_t* tap_code = nullptr;    // the argmax value stored for the tap (local id, or flat index of lane 0)
   int64_t flat_step = 0;                // I64: lane k stores tap_code + (k / group) * flat_step
   int64_t divisor = 1;                  // average
+  int64_t rows = 1, x_row_step = 0, y_row_step = 0;  // the same taps repeated on further rows (planes, images)
 };
 
 void max_forward_f32(const ForwardJob& job);
@@ -36,14 +37,19 @@ void avg_forward_f32(const ForwardJob& job);
 void avg_forward_f64(const ForwardJob& job);
 
 // Backward of a row of windows that tile the input (kernel == stride, no padding, no dilation), for one input
-// row: dx[s * o + j] = (rel[o] == j ? 0 + g[o] : 0) for j < stride, o < count. For max, g = dy and rel is the
-// argmax's column tap (another row's tap: any other value); for average, g = dy / divisor and rel = j always
-// (pass rel = nullptr).
+// row. Lanes k are (output o, channel c) with `group` channels per output (1, or 2 for 4-byte elements):
+// dx[(s * o + j) * group + c] = (match ? 0 + g[k] : 0) for j < s. Max: g = dy, and lane k matches tap j where
+// its argmax, less `code_base`, equals j: read from `argmax` in `form` (U8 / I16 / I32, float32 only), or from
+// `rel` (argmax - code_base already taken, any other value for no match) when rel is given. Average: g = dy /
+// divisor, always a match.
 struct TiledBackwardJob {
   const void* g = nullptr;
+  const void* argmax = nullptr;
+  IndexForm form = IndexForm::None;
   const int32_t* rel = nullptr;
+  int64_t code_base = 0;
   void* dx = nullptr;
-  int64_t count = 0, stride = 1;
+  int64_t count = 0, stride = 1, group = 1;
   int64_t divisor = 1;  // average only
 };
 void tiled_max_backward_f32(const TiledBackwardJob& job);
