@@ -1,22 +1,37 @@
 // poolkit._core: the C++ operators and geometry builders; the Python package wraps them.
+#include <map>
+#include <string>
+
 #include "bindings.hpp"
 #include "poolkit/error.hpp"
 
 namespace poolkit::py {
 namespace {
 
+// The C++ names of tensor arguments as the Python functions call them.
+std::string python_name(const std::string& arg) {
+  static const std::map<std::string, std::string> names = {
+      {"x", "input"}, {"y", "output"}, {"argmax", "indices"}, {"dy", "grad_output"}, {"dx", "grad_input"}};
+  auto it = names.find(arg);
+  return it == names.end() ? arg : it->second;
+}
+
 // poolkit::Error kinds become the matching Python exceptions; the message names the argument and the rule.
 void translate(const std::exception_ptr& p, void*) {
   try {
     std::rethrow_exception(p);
   } catch (const Error& e) {
+    std::string msg = e.what();
+    const std::string prefix = "poolkit: " + e.argument() + ":";
+    if (msg.rfind(prefix, 0) == 0) msg = "poolkit: " + python_name(e.argument()) + ":" + msg.substr(prefix.size());
+    PyObject* type = PyExc_ValueError;
     switch (e.kind()) {
-      case ErrorKind::Value: PyErr_SetString(PyExc_ValueError, e.what()); return;
-      case ErrorKind::Type: PyErr_SetString(PyExc_TypeError, e.what()); return;
-      case ErrorKind::Index: PyErr_SetString(PyExc_IndexError, e.what()); return;
-      case ErrorKind::Overflow: PyErr_SetString(PyExc_OverflowError, e.what()); return;
+      case ErrorKind::Value: type = PyExc_ValueError; break;
+      case ErrorKind::Type: type = PyExc_TypeError; break;
+      case ErrorKind::Index: type = PyExc_IndexError; break;
+      case ErrorKind::Overflow: type = PyExc_OverflowError; break;
     }
-    PyErr_SetString(PyExc_ValueError, e.what());
+    PyErr_SetString(type, msg.c_str());
   }
 }
 
