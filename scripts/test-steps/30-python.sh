@@ -3,7 +3,7 @@
 # PyTorch and ONNX Runtime. Any failure, and a run that collects no test (pytest exit code 5), fails the step.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-py=.venv/bin/python
+py="$PWD/.venv/bin/python"
 $py -m pip install -q --disable-pip-version-check --no-build-isolation --no-deps .
 cd tests/python
 set +e
