@@ -65,8 +65,13 @@ Axis regular_axis(int64_t in, int64_t k, int64_t s, int64_t d, int64_t lo, int64
   }
   // Dilation can step over an input shorter than it. Middle windows starting at or past 0 read their first tap; one
   // starting before 0 reads a cell iff its origin mod d is < in, which repeats with period d / gcd(s, d) windows.
+  // Only windows starting before 0 (o < ceil(lo / s)) need a look, at most one period of them.
   int64_t period = d / std::gcd(s, d);
-  for (int64_t o = 1; o + 1 < out && o <= period && in < d; ++o) {
+  int64_t checks = in < d ? std::min({out - 2, period, lo == 0 ? 0 : (lo - 1) / s}) : 0;
+  if (checks > (int64_t(1) << 20))
+    fail(axis_name("dilation", i), "larger than the input with over 2^20 windows starting in the padding: "
+                                   "too many windows to check (got " + std::to_string(checks) + ")");
+  for (int64_t o = 1; o <= checks; ++o) {
     Range r = a.valid_taps(o);
     if (r.end <= r.begin)
       fail(axis_name("dilation", i), "too large: window " + std::to_string(o) + " reads no input cell");
