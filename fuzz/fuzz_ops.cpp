@@ -367,7 +367,7 @@ void compare(const Request& r, const Snapshot& a, const Snapshot& b, bool exact,
     }
   }
   if (r.op == MixB && r.want_dlambda) {
-    bool ok = a.dlambda == b.dlambda || std::fabs(a.dlambda - b.dlambda) <= 1e-6 * (1 + std::fabs(b.dlambda));
+    bool ok = a.dlambda == b.dlambda || (std::isnan(a.dlambda) && std::isnan(b.dlambda)) || std::fabs(a.dlambda - b.dlambda) <= 1e-6 * (1 + std::fabs(b.dlambda));
     FUZZ_CHECK(ok, "mixed_bwd: %s dlambda %.17g vs %.17g", what, a.dlambda, b.dlambda);
   }
 }
