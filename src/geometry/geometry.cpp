@@ -318,10 +318,12 @@ std::vector<int64_t> unpool_output_size(const std::vector<int64_t>& in, std::vec
   std::vector<int64_t> want = *requested;
   if (want.size() == r + 2) want.erase(want.begin(), want.begin() + 2);
   if (want.size() != r) fail("output_size", "must have one entry per spatial axis (optionally with N and C first)");
-  for (size_t i = 0; i < r; ++i)
-    if (want[i] < 1 || want[i] <= checked_add(def[i], -s[i], "stride") || want[i] >= checked_add(def[i], s[i], "stride"))
-      fail(axis_name("output_size", i), "must be >= 1 and less than the stride " + std::to_string(s[i]) +
-                                            " away from the default " + std::to_string(def[i]) + got(want[i]));
+  for (size_t i = 0; i < r; ++i) {
+    int64_t lo = checked_add(def[i], -s[i], "stride"), hi = checked_add(def[i], s[i], "stride");
+    if (want[i] < 1 || want[i] <= lo || want[i] >= hi)
+      fail(axis_name("output_size", i), "must be between " + std::to_string(lo) + " and " + std::to_string(hi) +
+                                            ", exclusive" + got(want[i]));
+  }
   return want;
 }
 
