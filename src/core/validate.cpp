@@ -13,7 +13,10 @@ void defined(const TensorView& t, const char* name) {
   if (t.shape.rank == 0) fail(name, "must be given (got an undefined tensor)");
   for (int i = 0; i < t.rank(); ++i)
     if (t.shape[i] < 0) fail(name, "sizes must be >= 0 (got " + t.shape.str() + ")");
-  int64_t cells = t.numel();  // raises when the sizes' product overflows int64, data or not
+  int64_t cells = 1;  // the sizes' product must fit in int64, data or not
+  for (int i = 0; i < t.rank(); ++i)
+    if (__builtin_mul_overflow(cells, t.shape[i], &cells))
+      fail(name, "sizes " + t.shape.str() + " have more cells than int64 holds", ErrorKind::Overflow);
   if (t.data == nullptr && cells != 0) fail(name, "has no data pointer");
 }
 
