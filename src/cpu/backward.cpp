@@ -6,6 +6,7 @@
 
 #include "../backends.hpp"
 #include "common.hpp"
+#include "generic.hpp"
 
 namespace poolkit::cpu {
 namespace {
@@ -46,12 +47,26 @@ bool below(const char* p, int64_t count, int64_t cells) {
   return ok;
 }
 
-int64_t index_at(IndexForm form, const char* p, int64_t k) {
+// rel[k] = argmax[k] - base - (k / G) * step where that lies in [0, s) (else -1); hits[k] counts those.
+template <class U>
+void relative(const char* p, int64_t lanes, int64_t G, int64_t base, int64_t step, int64_t s, int32_t* rel,
+              uint8_t* hits) {
+  const U* v = reinterpret_cast<const U*>(p);
+  for (int64_t o = 0, k = 0; k < lanes; ++o)
+    for (int64_t c = 0; c < G; ++c, ++k) {
+      int64_t r = int64_t(v[k]) - base - o * step;
+      bool in = r >= 0 && r < s;
+      rel[k] = in ? int32_t(r) : -1;
+      hits[k] += in;
+    }
+}
+void relative(IndexForm form, const char* p, int64_t lanes, int64_t G, int64_t base, int64_t step, int64_t s,
+              int32_t* rel, uint8_t* hits) {
   switch (form) {
-    case IndexForm::U8: return reinterpret_cast<const uint8_t*>(p)[k];
-    case IndexForm::I16: return reinterpret_cast<const int16_t*>(p)[k];
-    case IndexForm::I32: return reinterpret_cast<const int32_t*>(p)[k];
-    default: return reinterpret_cast<const int64_t*>(p)[k];
+    case IndexForm::U8: return relative<uint8_t>(p, lanes, G, base, step, s, rel, hits);
+    case IndexForm::I16: return relative<int16_t>(p, lanes, G, base, step, s, rel, hits);
+    case IndexForm::I32: return relative<int32_t>(p, lanes, G, base, step, s, rel, hits);
+    default: return relative<int64_t>(p, lanes, G, base, step, s, rel, hits);
   }
 }
 
@@ -77,6 +92,7 @@ bool tiled_image(const Backward& b, int64_t n, int64_t c, int64_t G) {
         if (!ok) return false;  // an argmax outside its window: the reference reports it
       }
       if (precompute) std::fill(hits.begin(), hits.end(), 0);
+      const int64_t divisor = b.is_max ? 1 : b.divisor(ot, oh, 0);
       for (int64_t jt = 0; jt < A.kernel; ++jt)
         for (int64_t jh = 0; jh < B.kernel; ++jh) {
           const int64_t t = ot * A.stride + jt, h = oh * B.stride + jh;
@@ -87,17 +103,12 @@ bool tiled_image(const Backward& b, int64_t n, int64_t c, int64_t G) {
           j.count = lanes;
           j.stride = W.stride;
           j.group = G;
-          j.divisor = b.divisor(ot, oh, 0);
+          j.divisor = divisor;
           if (b.is_max) {
             const bool flat = b.form == IndexForm::I64;
             const int64_t base = flat ? b.tab.flat(t, h, 0) : b.tab.local(jt, jh, 0), step = flat ? W.stride : 0;
             if (precompute) {
-              for (int64_t k = 0; k < lanes; ++k) {
-                int64_t r = index_at(b.form, am, k) - base - (k / G) * step;
-                bool in = r >= 0 && r < W.stride;
-                rel[size_t(k)] = in ? int32_t(r) : -1;
-                hits[size_t(k)] += in;
-              }
+              relative(b.form, am, lanes, G, base, step, W.stride, rel.data(), hits.data());
               j.rel = rel.data();
             } else {
               j.argmax = am;
@@ -210,20 +221,19 @@ bool channels_last(const Backward& b) {
 bool run_backward(bool is_max, const Geometry& g, const AvgOptions& opt, const TensorView& dy,
                   const TensorView& am, const TensorView& dx) {
   if (dx.device != Device::CPU || dx.numel() == 0 || dy.numel() == 0) return false;
-  if (dx.dtype != DType::f32 && dx.dtype != DType::f64) return false;
   if (is_max && !am.data) return false;  // without a saved argmax: see max_pool_backward below
   Geometry g3 = as3d(g);
   Backward b{is_max, g3, Tables(g3), View5(dy), View5(dx), View5(am), index_form(am), dx.shape[0], dx.shape[1],
              opt, dtype_size(dx.dtype), dx.numel() + dy.numel()};
-  if (is_max && !b.am.same_strides(b.dy)) return false;
-  if (is_max && b.form == IndexForm::None) return false;
+  const bool simd = (dx.dtype == DType::f32 || dx.dtype == DType::f64) && (!is_max || b.am.same_strides(b.dy));
   const bool last = b.dx.s[1] == 1 && b.dy.s[1] == 1;
-  if (b.dx.s[4] == 1 && b.dy.s[4] == 1 && !(last && b.C > 1) && tiles(g3))
+  if (simd && b.dx.s[4] == 1 && b.dy.s[4] == 1 && !(last && b.C > 1) && tiles(g3))
     return parallel_for(b.N * b.C, b.work, [&](int64_t i) { return tiled_image(b, i / b.C, i % b.C, 1); });
-  if (last && tiles(g3) && (b.C == 1 || (b.C == 2 && b.esize == 4)) && b.dx.s[4] == b.C && b.dy.s[4] == b.C)
+  if (simd && last && tiles(g3) && (b.C == 1 || (b.C == 2 && b.esize == 4)) && b.dx.s[4] == b.C &&
+      b.dy.s[4] == b.C)
     return parallel_for(b.N, b.work, [&](int64_t n) { return tiled_image(b, n, 0, b.C); });
-  if (last) return channels_last(b);
-  return false;
+  if (simd && last && b.C > 1) return channels_last(b);
+  return generic_backward(is_max, g, opt, dy, am, dx);
 }
 
 }  // namespace
@@ -232,14 +242,11 @@ bool max_pool_backward(const Geometry& g, const TensorView& dy, const TensorView
                        const TensorView& dx) {
   if (argmax.data) return run_backward(true, g, AvgOptions{}, dy, argmax, dx);
   // No saved argmax: recompute it (window-local, int32) with the fast forward, then route as with one.
-  if (x.dtype != DType::f32 && x.dtype != DType::f64) return false;
   Layout layout = x.is_contiguous(Layout::ChannelsLast) && !x.is_contiguous() ? Layout::ChannelsLast
                                                                               : Layout::ChannelsFirst;
   Tensor y(x.dtype, dy.shape, layout), am(DType::i32, dy.shape, layout);
   if (!cpu::max_pool_forward(g, x, y.view(), am.view())) return false;
-  TensorView dyv = dy;
-  if (dy.strides != am.view().strides) return false;
-  return run_backward(true, g, AvgOptions{}, dyv, am.view(), dx);
+  return run_backward(true, g, AvgOptions{}, dy, am.view(), dx);
 }
 
 bool avg_pool_backward(const Geometry& g, const AvgOptions& opt, const TensorView& dy, const TensorView& dx) {

@@ -3,6 +3,7 @@
 // per-axis window tables computed once from axis.hpp, argmax forms, and the thread loop.
 #include <omp.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -104,7 +105,8 @@ template <class F>
 bool parallel_for(int64_t n, int64_t elements, F&& f) {
   bool ok = true;
   int threads = elements < (int64_t(1) << 16) ? 1 : num_threads();
-#pragma omp parallel for num_threads(threads) schedule(static) reduction(&& : ok) if (threads > 1)
+  const int64_t grain = std::max<int64_t>(1, n / (int64_t(threads) * 32));  // dynamic: a preempted thread must not hold up the rest
+#pragma omp parallel for num_threads(threads) schedule(dynamic, grain) reduction(&& : ok) if (threads > 1)
   for (int64_t i = 0; i < n; ++i) ok = f(i) && ok;
   return ok;
 }

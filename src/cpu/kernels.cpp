@@ -63,6 +63,46 @@ bool vector_loads_exist(const Lanes& l) {
   return sizeof(T) == 4 && l.group == 2 && l.lane_stride == 4 && hn::Lanes(hn::ScalableTag<T>()) >= 2;
 }
 
+// Stores the argmax lanes [k, k + N): narrowed to the local form, or widened flat indices plus their lane part.
+template <class D, class VI>
+HWY_INLINE void store_argmax(D d, const ForwardJob& j, VI idx, VI lane_flat, int64_t k) {
+  using T = hn::TFromD<D>;
+  using TI = hwy::MakeSigned<T>;
+  const hn::RebindToSigned<D> di;
+  const int64_t N = int64_t(hn::Lanes(d));
+  if (j.form == IndexForm::I64) {
+    idx = hn::Add(idx, hn::Add(lane_flat, hn::Set(di, TI((k / j.lanes.group) * j.flat_step))));
+    int64_t* am = static_cast<int64_t*>(j.argmax) + k;
+    if constexpr (sizeof(T) == 8) {
+      hn::StoreU(idx, di, am);
+      return;
+    }
+#if HWY_TARGET != HWY_SCALAR
+    if constexpr (sizeof(T) == 4) {
+      const hn::Half<decltype(di)> dh;
+      const hn::Repartition<int64_t, decltype(di)> d64;
+      hn::StoreU(hn::PromoteTo(d64, hn::LowerHalf(dh, idx)), d64, am);
+      hn::StoreU(hn::PromoteTo(d64, hn::UpperHalf(dh, idx)), d64, am + N / 2);
+      return;
+    }
+#endif
+  }
+  if constexpr (sizeof(T) == 4) {
+    if (j.form == IndexForm::I32) return hn::StoreU(idx, di, static_cast<int32_t*>(j.argmax) + k);
+    if (j.form == IndexForm::I16) {
+      const hn::Rebind<int16_t, decltype(di)> d16;
+      return hn::StoreU(hn::DemoteTo(d16, idx), d16, static_cast<int16_t*>(j.argmax) + k);
+    }
+    if (j.form == IndexForm::U8) {
+      const hn::Rebind<uint8_t, decltype(di)> d8;
+      return hn::StoreU(hn::DemoteTo(d8, idx), d8, static_cast<uint8_t*>(j.argmax) + k);
+    }
+  }
+  HWY_ALIGN TI buf[hn::MaxLanes(di)];
+  hn::Store(idx, di, buf);
+  for (int64_t i = 0; i < N; ++i) store_index(j.form, j.argmax, k + i, int64_t(buf[i]));
+}
+
 template <class T, bool kIndex>
 void max_forward_row(const ForwardJob& j) {
   const hn::ScalableTag<T> d;
@@ -74,7 +114,9 @@ void max_forward_row(const ForwardJob& j) {
   const Lanes& l = j.lanes;
   int64_t k = 0;
   if (vector_loads_exist<T>(l)) {
-    HWY_ALIGN TI idx_buf[hn::MaxLanes(di)];
+    // the lane part of flat indices: (lane / group) * flat_step
+    auto lane_flat = hn::Mul(hn::ShiftRight<1>(hn::Iota(di, 0)), hn::Set(di, TI(j.flat_step)));
+    if (l.group == 1) lane_flat = hn::Mul(hn::Iota(di, 0), hn::Set(di, TI(j.flat_step)));
     for (; k + N <= l.vector_count; k += N) {
       auto m = load_lanes(d, l, x, j.tap_offset[0], k);
       auto idx = hn::Set(di, TI(j.tap_code[0]));
@@ -85,17 +127,7 @@ void max_forward_row(const ForwardJob& j) {
         if constexpr (kIndex) idx = hn::IfThenElse(hn::RebindMask(di, replace), hn::Set(di, TI(j.tap_code[t])), idx);
       }
       hn::StoreU(m, d, y + k);
-      if constexpr (kIndex) {
-        hn::Store(idx, di, idx_buf);
-        if (j.form == IndexForm::I64) {
-          int64_t* am = static_cast<int64_t*>(j.argmax);
-          for (int64_t i = 0; i < N; ++i) am[k + i] = int64_t(idx_buf[i]) + ((k + i) / l.group) * j.flat_step;
-        } else if (j.form == IndexForm::I32 && sizeof(TI) == 4) {
-          std::memcpy(static_cast<int32_t*>(j.argmax) + k, idx_buf, sizeof(idx_buf));
-        } else {
-          for (int64_t i = 0; i < N; ++i) store_index(j.form, j.argmax, k + i, int64_t(idx_buf[i]));
-        }
-      }
+      if constexpr (kIndex) store_argmax(d, j, idx, lane_flat, k);
     }
   }
   for (; k < l.count; ++k) {

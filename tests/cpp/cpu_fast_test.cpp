@@ -1,6 +1,6 @@
 // The fast CPU path (src/cpu) against the reference, on random geometries swept around vector widths (W up to
 // 2 * 16 + 3 covers AVX-512's float lanes) and the tiled path: both layouts, padding, ceil mode, dilation,
-// row-sliced views, ties, NaN and -inf. Outputs are poisoned before each run; results must match bit for bit.
+// row-sliced and strided views, all four float types, ties, NaN and -inf. Outputs are poisoned before each run; results must match bit for bit.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -17,7 +17,8 @@ struct Case {
   bool ceil = false;
   int64_t N = 1, C = 1;
   Layout layout = Layout::ChannelsFirst;
-  bool slice = false;  // a view of a larger tensor (extra rows and planes)
+  bool slice = false;   // a view of a larger tensor (extra rows and planes)
+  bool spread = false;  // every axis strided by 2
   DType dt = DType::f32;
 };
 
@@ -39,12 +40,17 @@ struct Buf {
   Tensor storage;
   TensorView view;
 };
-Buf make(DType dt, const Shape& s, Layout layout, bool slice) {
+Buf make(DType dt, const Shape& s, Layout layout, bool slice, bool spread = false) {
   Shape big = s;
   if (slice) big[0] += 1, big[s.rank - 2 >= 2 ? s.rank - 2 : 1] += 2;
+  if (spread)
+    for (int i = 0; i < big.rank; ++i) big[i] *= 2;
   Buf b{Tensor(dt, big, layout), {}};
   std::memset(b.storage.view().data, 0xA5, size_t(big.numel() * dtype_size(dt)));
-  b.view = TensorView(b.storage.view().data, dt, s, b.storage.view().strides);
+  Strides st = b.storage.view().strides;
+  if (spread)
+    for (int i = 0; i < st.rank; ++i) st[i] *= 2;
+  b.view = TensorView(b.storage.view().data, dt, s, st);
   return b;
 }
 bool same_bits(const Buf& a, const Buf& b) {
@@ -77,7 +83,9 @@ Case random_case(std::mt19937_64& rng) {
   k.C = cs[pick(0, 5)];
   k.layout = pick(0, 1) ? Layout::ChannelsLast : Layout::ChannelsFirst;
   k.slice = pick(0, 3) == 0;
-  k.dt = pick(0, 3) == 0 ? DType::f64 : DType::f32;
+  k.spread = !k.slice && pick(0, 5) == 0;
+  const DType dts[] = {DType::f32, DType::f32, DType::f32, DType::f64, DType::bf16, DType::f16};
+  k.dt = dts[pick(0, 5)];
   return k;
 }
 
@@ -101,53 +109,50 @@ TEST_F(CpuFast, MaxAndAvgMatchReferenceBitForBit) {
     Layout lay = k.in.size() == 2 || k.layout == Layout::ChannelsFirst ? k.layout : Layout::ChannelsFirst;
     Shape xs = shape_of(k, k.in), ys = shape_of(k, g.output_size());
     SCOPED_TRACE("case " + std::to_string(cases) + " x " + xs.str() + " y " + ys.str() + " layout " +
-                 std::to_string(int(lay)) + " slice " + std::to_string(k.slice) + " " + dtype_name(k.dt));
-    Buf x = make(k.dt, xs, lay, k.slice);
+                 std::to_string(int(lay)) + " slice " + std::to_string(k.slice) + " spread " + std::to_string(k.spread) + " " + dtype_name(k.dt));
+    Buf x = make(k.dt, xs, lay, k.slice, k.spread);
     fill(x.view, rng, true);
     // max forward, every argmax form and none
     for (int f = -1; f < 4; ++f) {
       DType form = f < 0 ? DType::u8 : forms[f];
-      Buf y0 = make(k.dt, ys, lay, k.slice), y1 = make(k.dt, ys, lay, k.slice);
-      Buf a0 = make(form, ys, lay, k.slice), a1 = make(form, ys, lay, k.slice);
+      Buf y0 = make(k.dt, ys, lay, k.slice, k.spread), y1 = make(k.dt, ys, lay, k.slice, k.spread);
+      Buf a0 = make(form, ys, lay, k.slice, k.spread), a1 = make(form, ys, lay, k.slice, k.spread);
       TensorView am0 = f < 0 ? TensorView{} : a0.view, am1 = f < 0 ? TensorView{} : a1.view;
       ref::max_pool_forward(g, x.view, y0.view, am0);
       bool handled = cpu::max_pool_forward(g, x.view, y1.view, am1);
-      EXPECT_TRUE(handled);
-      if (!handled) continue;
+      ASSERT_TRUE(handled);
       ++handled_fwd;
       ASSERT_TRUE(same_bits(y0, y1)) << "max forward values, form " << f;
       ASSERT_TRUE(same_bits(a0, a1)) << "max forward argmax, form " << f;
       // backward from that argmax (and recomputed when there is none)
-      Buf dy = make(k.dt, ys, lay, k.slice);
+      Buf dy = make(k.dt, ys, lay, k.slice, k.spread);
       fill(dy.view, rng, false);
-      Buf dx0 = make(k.dt, xs, lay, k.slice), dx1 = make(k.dt, xs, lay, k.slice);
+      Buf dx0 = make(k.dt, xs, lay, k.slice, k.spread), dx1 = make(k.dt, xs, lay, k.slice, k.spread);
       ref::max_pool_backward(g, dy.view, am0, x.view, dx0.view);
-      if (cpu::max_pool_backward(g, dy.view, am1, x.view, dx1.view)) {
-        ++handled_bwd;
-        ASSERT_TRUE(same_bits(dx0, dx1)) << "max backward, form " << f;
-      }
+      ASSERT_TRUE(cpu::max_pool_backward(g, dy.view, am1, x.view, dx1.view));
+      ++handled_bwd;
+      ASSERT_TRUE(same_bits(dx0, dx1)) << "max backward, form " << f;
     }
     // average, each divisor policy
     for (int p = 0; p < 3; ++p) {
       AvgOptions opt;
       opt.count_include_pad = p == 0;
       if (p == 2) opt.divisor_override = 3;
-      Buf y0 = make(k.dt, ys, lay, k.slice), y1 = make(k.dt, ys, lay, k.slice);
+      Buf y0 = make(k.dt, ys, lay, k.slice, k.spread), y1 = make(k.dt, ys, lay, k.slice, k.spread);
       ref::avg_pool_forward(g, opt, x.view, y0.view);
       EXPECT_TRUE(cpu::avg_pool_forward(g, opt, x.view, y1.view));
       ASSERT_TRUE(same_bits(y0, y1)) << "avg forward, policy " << p;
-      Buf dy = make(k.dt, ys, lay, k.slice);
+      Buf dy = make(k.dt, ys, lay, k.slice, k.spread);
       fill(dy.view, rng, true);
-      Buf dx0 = make(k.dt, xs, lay, k.slice), dx1 = make(k.dt, xs, lay, k.slice);
+      Buf dx0 = make(k.dt, xs, lay, k.slice, k.spread), dx1 = make(k.dt, xs, lay, k.slice, k.spread);
       ref::avg_pool_backward(g, opt, dy.view, dx0.view);
-      if (cpu::avg_pool_backward(g, opt, dy.view, dx1.view)) {
-        ++handled_bwd;
-        ASSERT_TRUE(same_bits(dx0, dx1)) << "avg backward, policy " << p;
-      }
+      ASSERT_TRUE(cpu::avg_pool_backward(g, opt, dy.view, dx1.view));
+      ++handled_bwd;
+      ASSERT_TRUE(same_bits(dx0, dx1)) << "avg backward, policy " << p;
     }
   }
-  EXPECT_GT(handled_fwd, 1000);
-  EXPECT_GT(handled_bwd, 500);
+  EXPECT_EQ(handled_fwd, 5 * cases);
+  EXPECT_EQ(handled_bwd, 8 * cases);
 }
 
 // The seed's shape (small C, 2x2 stride 2) takes the fast path in both layouts, forward and backward.
