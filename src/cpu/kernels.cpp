@@ -41,26 +41,37 @@ inline int64_t load_index(IndexForm form, const void* base, int64_t k) {
   return -1;
 }
 
-// Vector of lanes [k, k + N) of tap offset `off`.
-template <class D, class T>
-HWY_INLINE hn::Vec<D> load_lanes(D d, const Lanes& l, const T* x, int64_t off, int64_t k) {
-  if (l.group == 1 && l.lane_stride == 1) return hn::LoadU(d, x + off + k);
-  if (l.group == 1) {  // stride 2: de-interleave pairs
-    hn::Vec<D> even, odd;
-    hn::LoadInterleaved2(d, x + off + 2 * k, even, odd);
-    return even;
-  }
-  // group 2, stride 4: pairs of 4-byte elements, every other pair
-  const hn::Repartition<uint64_t, D> d64;
-  hn::Vec<decltype(d64)> even, odd;
-  hn::LoadInterleaved2(d64, reinterpret_cast<const uint64_t*>(x + off + 2 * k), even, odd);
-  return hn::BitCast(d, even);
-}
+// How a vector of lanes [k, k + N) is loaded (see Lanes): contiguous, every other element, every other pair.
+enum LoadMode { kScalarOnly, kUnit, kPair, kPair64 };
 
 template <class T>
-bool vector_loads_exist(const Lanes& l) {
-  if (l.group == 1) return l.lane_stride == 1 || l.lane_stride == 2;
-  return sizeof(T) == 4 && l.group == 2 && l.lane_stride == 4 && hn::Lanes(hn::ScalableTag<T>()) >= 2;
+LoadMode load_mode(const Lanes& l) {
+  if (l.group == 1 && l.lane_stride == 1) return kUnit;
+#if HWY_TARGET != HWY_SCALAR
+  if (l.group == 1 && l.lane_stride == 2) return kPair;
+  if (sizeof(T) == 4 && l.group == 2 && l.lane_stride == 4) return kPair64;
+#endif
+  return kScalarOnly;
+}
+
+template <int M, class D, class T>
+HWY_INLINE hn::Vec<D> load_lanes(D d, const T* p, int64_t k) {
+  if constexpr (M == kUnit || M == kScalarOnly) {
+    return hn::LoadU(d, p + k);
+  } else {
+#if HWY_TARGET != HWY_SCALAR
+    const int64_t N = int64_t(hn::Lanes(d));
+    if constexpr (M == kPair) {
+      return hn::ConcatEven(d, hn::LoadU(d, p + 2 * k + N), hn::LoadU(d, p + 2 * k));
+    } else {
+      const hn::Repartition<uint64_t, D> d64;
+      const uint64_t* q = reinterpret_cast<const uint64_t*>(p + 2 * k);
+      return hn::BitCast(d, hn::ConcatEven(d64, hn::LoadU(d64, q + N / 2), hn::LoadU(d64, q)));
+    }
+#else
+    return hn::LoadU(d, p + k);  // not reached: load_mode() gives kScalarOnly here
+#endif
+  }
 }
 
 // Stores the argmax lanes [k, k + N): narrowed to the local form, or widened flat indices plus their lane part.
@@ -103,93 +114,100 @@ HWY_INLINE void store_argmax(D d, const ForwardJob& j, VI idx, VI lane_flat, int
   for (int64_t i = 0; i < N; ++i) store_index(j.form, j.argmax, k + i, int64_t(buf[i]));
 }
 
-template <class T, bool kIndex>
-void max_forward_row(const ForwardJob& j) {
+template <class T, bool kIndex, int M>
+HWY_NOINLINE void max_rows(const ForwardJob& j) {
   const hn::ScalableTag<T> d;
   using TI = hwy::MakeSigned<T>;
   const hn::RebindToSigned<decltype(d)> di;
   const int64_t N = int64_t(hn::Lanes(d));
-  const T* x = static_cast<const T*>(j.x);
-  T* y = static_cast<T*>(j.y);
   const Lanes& l = j.lanes;
-  int64_t k = 0;
-  if (vector_loads_exist<T>(l)) {
-    // the lane part of flat indices: (lane / group) * flat_step
-    auto lane_flat = hn::Mul(hn::ShiftRight<1>(hn::Iota(di, 0)), hn::Set(di, TI(j.flat_step)));
-    if (l.group == 1) lane_flat = hn::Mul(hn::Iota(di, 0), hn::Set(di, TI(j.flat_step)));
-    for (; k + N <= l.vector_count; k += N) {
-      auto m = load_lanes(d, l, x, j.tap_offset[0], k);
+  const int64_t ai = j.form == IndexForm::None ? 0 : j.form == IndexForm::U8 ? 1 : j.form == IndexForm::I16 ? 2
+                   : j.form == IndexForm::I32 ? 4 : 8;
+  // the lane part of flat indices: (lane / group) * flat_step
+  auto lane_flat = hn::Mul(l.group == 1 ? hn::Iota(di, 0) : hn::ShiftRight<1>(hn::Iota(di, 0)),
+                           hn::Set(di, TI(j.flat_step)));
+  const int64_t vec_end = M == kScalarOnly ? 0 : l.vector_count;
+  ForwardJob r = j;
+  for (int64_t row = 0; row < j.rows; ++row) {
+    const T* x = static_cast<const T*>(j.x) + row * j.x_row_step;
+    T* y = static_cast<T*>(j.y) + row * j.y_row_step;
+    r.argmax = j.argmax ? static_cast<char*>(j.argmax) + row * j.y_row_step * ai : nullptr;
+    int64_t k = 0;
+    for (; k + N <= vec_end; k += N) {
+      auto m = load_lanes<M>(d, x + j.tap_offset[0], k);
       auto idx = hn::Set(di, TI(j.tap_code[0]));
       for (int t = 1; t < j.ntaps; ++t) {
-        auto v = load_lanes(d, l, x, j.tap_offset[t], k);
+        auto v = load_lanes<M>(d, x + j.tap_offset[t], k);
         auto replace = hn::Or((v > m), hn::IsNaN(v));
         m = hn::IfThenElse(replace, v, m);
         if constexpr (kIndex) idx = hn::IfThenElse(hn::RebindMask(di, replace), hn::Set(di, TI(j.tap_code[t])), idx);
       }
       hn::StoreU(m, d, y + k);
-      if constexpr (kIndex) store_argmax(d, j, idx, lane_flat, k);
+      if constexpr (kIndex) store_argmax(d, r, idx, lane_flat, k);
     }
-  }
-  for (; k < l.count; ++k) {
-    const T* xk = x + lane_offset(l, k);
-    T m = xk[j.tap_offset[0]];
-    int best = 0;
-    for (int t = 1; t < j.ntaps; ++t) {
-      T v = xk[j.tap_offset[t]];
-      if (v > m || scalar_nan(v)) m = v, best = t;
-    }
-    y[k] = m;
-    if constexpr (kIndex) {
-      int64_t code = j.tap_code[best];
-      if (j.form == IndexForm::I64) code += (k / l.group) * j.flat_step;
-      store_index(j.form, j.argmax, k, code);
+    for (; k < l.count; ++k) {
+      const T* xk = x + lane_offset(l, k);
+      T m = xk[j.tap_offset[0]];
+      int best = 0;
+      for (int t = 1; t < j.ntaps; ++t) {
+        T v = xk[j.tap_offset[t]];
+        if (v > m || scalar_nan(v)) m = v, best = t;
+      }
+      y[k] = m;
+      if constexpr (kIndex) {
+        int64_t code = j.tap_code[best];
+        if (j.form == IndexForm::I64) code += (k / l.group) * j.flat_step;
+        store_index(j.form, r.argmax, k, code);
+      }
     }
   }
 }
 
-template <class T>
-void avg_forward_row(const ForwardJob& j) {
+template <class T, int M>
+HWY_NOINLINE void avg_rows(const ForwardJob& j) {
   const hn::ScalableTag<T> d;
   const int64_t N = int64_t(hn::Lanes(d));
-  const T* x = static_cast<const T*>(j.x);
-  T* y = static_cast<T*>(j.y);
   const Lanes& l = j.lanes;
   const T div = T(j.divisor);
-  int64_t k = 0;
-  if (vector_loads_exist<T>(l)) {
-    for (; k + N <= l.vector_count; k += N) {
+  const int64_t vec_end = M == kScalarOnly ? 0 : l.vector_count;
+  for (int64_t row = 0; row < j.rows; ++row) {
+    const T* x = static_cast<const T*>(j.x) + row * j.x_row_step;
+    T* y = static_cast<T*>(j.y) + row * j.y_row_step;
+    int64_t k = 0;
+    for (; k + N <= vec_end; k += N) {
       auto sum = hn::Zero(d);
-      for (int t = 0; t < j.ntaps; ++t) sum = hn::Add(sum, load_lanes(d, l, x, j.tap_offset[t], k));
+      for (int t = 0; t < j.ntaps; ++t) sum = hn::Add(sum, load_lanes<M>(d, x + j.tap_offset[t], k));
       hn::StoreU(hn::Div(sum, hn::Set(d, div)), d, y + k);
     }
+    for (; k < l.count; ++k) {
+      const T* xk = x + lane_offset(l, k);
+      T sum = 0;
+      for (int t = 0; t < j.ntaps; ++t) sum += xk[j.tap_offset[t]];
+      y[k] = sum / div;
+    }
   }
-  for (; k < l.count; ++k) {
-    const T* xk = x + lane_offset(l, k);
-    T sum = 0;
-    for (int t = 0; t < j.ntaps; ++t) sum += xk[j.tap_offset[t]];
-    y[k] = sum / div;
+}
+
+template <class T, bool kIndex>
+void max_forward(const ForwardJob& j) {
+  switch (load_mode<T>(j.lanes)) {
+    case kUnit: return max_rows<T, kIndex, kUnit>(j);
+    case kPair: return max_rows<T, kIndex, kPair>(j);
+    case kPair64: return max_rows<T, kIndex, kPair64>(j);
+    default: return max_rows<T, kIndex, kScalarOnly>(j);
+  }
+}
+template <class T>
+void avg_forward(const ForwardJob& j) {
+  switch (load_mode<T>(j.lanes)) {
+    case kUnit: return avg_rows<T, kUnit>(j);
+    case kPair: return avg_rows<T, kPair>(j);
+    case kPair64: return avg_rows<T, kPair64>(j);
+    default: return avg_rows<T, kScalarOnly>(j);
   }
 }
 
 // Argmax lanes widened to the signed lane type of the values (callers keep to the forms each width supports).
-// The row loop: the same tap list over `rows` rows of inputs and outputs.
-template <class T, class Row>
-void over_rows(const ForwardJob& j, Row row) {
-  ForwardJob r = j;
-  const int64_t ai = j.form == IndexForm::None ? 0 : j.form == IndexForm::U8 ? 1 : j.form == IndexForm::I16 ? 2
-                   : j.form == IndexForm::I32 ? 4 : 8;
-  for (int64_t i = 0; i < j.rows; ++i) {
-    r.x = static_cast<const T*>(j.x) + i * j.x_row_step;
-    r.y = static_cast<T*>(j.y) + i * j.y_row_step;
-    if (j.argmax) r.argmax = static_cast<char*>(j.argmax) + i * j.y_row_step * ai;
-    row(r);
-  }
-}
-template <class T, bool kIndex>
-void max_forward(const ForwardJob& j) { over_rows<T>(j, max_forward_row<T, kIndex>); }
-template <class T>
-void avg_forward(const ForwardJob& j) { over_rows<T>(j, avg_forward_row<T>); }
-
 template <class DI>
 HWY_INLINE hn::Vec<DI> load_argmax(DI di, IndexForm form, const void* p, int64_t c) {
   using TI = hn::TFromD<DI>;
