@@ -32,6 +32,7 @@ struct Plane {
   Geometry g3;
   Tables tab;
   AvgOptions opt;
+  std::vector<int32_t> tap_of;  // window-local argmax -> (jt, jh, jw) packed by 3 (empty: decode by division)
   int64_t divisor(int64_t a, int64_t b, int64_t d) const {
     if (opt.divisor_override) return *opt.divisor_override;
     bool inc = opt.count_include_pad;
@@ -55,6 +56,9 @@ struct Plane {
       if (v < 0 || v >= tab.t.axis.in * H * W) return -1;
       pos[0] = v / (H * W), pos[1] = (v / W) % H, pos[2] = v % W;
       for (int i = 0; i < 3; ++i) j[i] = ax[i]->axis.tap_at(o[i], pos[i]);
+    } else if (!tap_of.empty()) {
+      if (v < 0 || v >= int64_t(tap_of.size() / 3)) return -1;
+      for (int i = 0; i < 3; ++i) j[i] = tap_of[size_t(3 * v + i)], pos[i] = ax[i]->pos(o[i], j[i]);
     } else {
       if (v < 0) return -1;
       for (int i = 2; i >= 0; --i) j[i] = v % ax[i]->axis.kernel, v /= ax[i]->axis.kernel;
@@ -140,7 +144,7 @@ bool for_float(DType t, F&& f) {
 bool generic_forward(bool is_max, const Geometry& g, const AvgOptions& opt, const TensorView& x, const TensorView& y,
                      const TensorView& argmax) {
   Geometry g3 = as3d(g);
-  Plane p{g3, Tables(g3), opt};
+  Plane p{g3, Tables(g3), opt, {}};
   View5 xv(x), yv(y), av(argmax);
   IndexForm form = index_form(argmax);
   const int64_t C = x.shape[1];
@@ -157,9 +161,14 @@ bool generic_backward(bool is_max, const Geometry& g, const AvgOptions& opt, con
                       const TensorView& argmax, const TensorView& dx) {
   if (is_max && !argmax.data) return false;
   Geometry g3 = as3d(g);
-  Plane p{g3, Tables(g3), opt};
+  Plane p{g3, Tables(g3), opt, {}};
   View5 dyv(dy), dxv(dx), av(argmax);
   IndexForm form = index_form(argmax);
+  const int64_t K0 = g3.axes[0].kernel, K1 = g3.axes[1].kernel, K2 = g3.axes[2].kernel;
+  if (is_max && form != IndexForm::I64 && K0 * K1 * K2 <= (int64_t(1) << 16))
+    for (int64_t a = 0; a < K0; ++a)
+      for (int64_t b = 0; b < K1; ++b)
+        for (int64_t c = 0; c < K2; ++c) p.tap_of.insert(p.tap_of.end(), {int32_t(a), int32_t(b), int32_t(c)});
   const int64_t C = dx.shape[1];
   return for_float(dx.dtype, [&](auto tag) {
     using T = decltype(tag);

@@ -18,7 +18,9 @@ namespace hn = hwy::HWY_NAMESPACE;
 template <class T>
 inline bool scalar_nan(T v) { return v != v; }
 
-inline int64_t lane_offset(const Lanes& l, int64_t k) { return (k / l.group) * l.lane_stride + k % l.group; }
+inline int64_t lane_offset(const Lanes& l, int64_t k) {
+  return l.group == 1 ? k * l.lane_stride : (k / l.group) * l.lane_stride + k % l.group;
+}
 
 inline void store_index(IndexForm form, void* base, int64_t k, int64_t v) {
   switch (form) {
@@ -133,7 +135,9 @@ HWY_NOINLINE void max_rows(const ForwardJob& j) {
     T* y = static_cast<T*>(j.y) + row * j.y_row_step;
     r.argmax = j.argmax ? static_cast<char*>(j.argmax) + row * j.y_row_step * ai : nullptr;
     int64_t k = 0;
-    for (; k + N <= vec_end; k += N) {
+    for (int64_t next = 0; next + N <= vec_end; next = k + N <= vec_end - N ? k + N : vec_end - N) {
+      // the last vector may overlap the one before: those lanes are recomputed to the same bits
+      k = next;
       auto m = load_lanes<M>(d, x + j.tap_offset[0], k);
       auto idx = hn::Set(di, TI(j.tap_code[0]));
       for (int t = 1; t < j.ntaps; ++t) {
@@ -144,7 +148,9 @@ HWY_NOINLINE void max_rows(const ForwardJob& j) {
       }
       hn::StoreU(m, d, y + k);
       if constexpr (kIndex) store_argmax(d, r, idx, lane_flat, k);
+      if (k + N == vec_end) break;
     }
+    if (vec_end >= N) k = vec_end;
     for (; k < l.count; ++k) {
       const T* xk = x + lane_offset(l, k);
       T m = xk[j.tap_offset[0]];
@@ -174,11 +180,14 @@ HWY_NOINLINE void avg_rows(const ForwardJob& j) {
     const T* x = static_cast<const T*>(j.x) + row * j.x_row_step;
     T* y = static_cast<T*>(j.y) + row * j.y_row_step;
     int64_t k = 0;
-    for (; k + N <= vec_end; k += N) {
+    for (int64_t next = 0; next + N <= vec_end; next = k + N <= vec_end - N ? k + N : vec_end - N) {
+      k = next;  // the last vector may overlap the one before, as in max_rows
       auto sum = hn::Zero(d);
       for (int t = 0; t < j.ntaps; ++t) sum = hn::Add(sum, load_lanes<M>(d, x + j.tap_offset[t], k));
       hn::StoreU(hn::Div(sum, hn::Set(d, div)), d, y + k);
+      if (k + N == vec_end) break;
     }
+    if (vec_end >= N) k = vec_end;
     for (; k < l.count; ++k) {
       const T* xk = x + lane_offset(l, k);
       T sum = 0;
