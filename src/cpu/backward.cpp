@@ -151,57 +151,82 @@ bool argmax_valid(const Backward& b, int64_t v, int64_t ot, int64_t oh, int64_t 
   return true;
 }
 
+// Per input position of one axis: the outputs whose windows read it, with the tap, in increasing output order.
+struct Covers {
+  std::vector<int64_t> begin;       // per input position, into o / j
+  std::vector<int64_t> o, j;
+  explicit Covers(const Axis& a) {
+    for (int64_t i = 0; i < a.in; ++i) {
+      begin.push_back(int64_t(o.size()));
+      Range r = a.covering(i);
+      for (int64_t out = r.begin; out < r.end; ++out) {
+        int64_t tap = a.tap_at(out, i);
+        if (tap >= 0) o.push_back(out), j.push_back(tap);
+      }
+    }
+    begin.push_back(int64_t(o.size()));
+  }
+};
+
+// Is every saved argmax of output pixel (n, ot, oh, ow) inside its window? Whole windows need only a range
+// check of the window-local form; the rest decode each value.
+bool pixel_argmax_valid(const Backward& b, int64_t n, int64_t ot, int64_t oh, int64_t ow) {
+  const AxisTable &A = b.tab.t, &B = b.tab.h, &W = b.tab.w;
+  const int64_t off = b.am.offset(n, 0, ot, oh, ow);
+  const char* p = b.am.at<char>(off);
+  bool whole = A.first[ot] == 0 && A.last[ot] == A.axis.kernel && B.first[oh] == 0 &&
+               B.last[oh] == B.axis.kernel && W.first[ow] == 0 && W.last[ow] == W.axis.kernel;
+  if (whole && b.form != IndexForm::I64) {
+    int64_t cells = A.axis.kernel * B.axis.kernel * W.axis.kernel;
+    return b.form == IndexForm::U8    ? below<uint8_t>(p, b.C, cells)
+           : b.form == IndexForm::I16 ? below<int16_t>(p, b.C, cells)
+                                      : below<int32_t>(p, b.C, cells);
+  }
+  for (int64_t c = 0; c < b.C; ++c) {
+    int64_t v;
+    switch (b.form) {
+      case IndexForm::U8: v = reinterpret_cast<const uint8_t*>(p)[c]; break;
+      case IndexForm::I16: v = reinterpret_cast<const int16_t*>(p)[c]; break;
+      case IndexForm::I32: v = reinterpret_cast<const int32_t*>(p)[c]; break;
+      default: v = reinterpret_cast<const int64_t*>(p)[c]; break;
+    }
+    if (!argmax_valid(b, v, ot, oh, ow)) return false;
+  }
+  return true;
+}
+
 bool channels_last(const Backward& b) {
   const AxisTable &A = b.tab.t, &B = b.tab.h, &W = b.tab.w;
   const bool f32 = b.esize == 4;
   if (b.is_max) {
     bool ok = parallel_for(b.N * A.axis.out * B.axis.out, b.work, [&](int64_t i) {
       int64_t oh = i % B.axis.out, ot = (i / B.axis.out) % A.axis.out, n = i / (B.axis.out * A.axis.out);
-      for (int64_t ow = 0; ow < W.axis.out; ++ow) {
-        int64_t off = b.am.offset(n, 0, ot, oh, ow);
-        for (int64_t c = 0; c < b.C; ++c) {
-          int64_t v, e = off + c;
-          switch (b.form) {
-            case IndexForm::U8: v = *b.am.at<uint8_t>(e); break;
-            case IndexForm::I16: v = *b.am.at<int16_t>(e); break;
-            case IndexForm::I32: v = *b.am.at<int32_t>(e); break;
-            default: v = *b.am.at<int64_t>(e); break;
-          }
-          if (!argmax_valid(b, v, ot, oh, ow)) return false;
-        }
-      }
+      for (int64_t ow = 0; ow < W.axis.out; ++ow)
+        if (!pixel_argmax_valid(b, n, ot, oh, ow)) return false;
       return true;
     });
     if (!ok) return false;
   }
+  const Covers ct(A.axis), ch(B.axis), cw(W.axis);
   return parallel_for(b.N * A.axis.in * B.axis.in, b.work, [&](int64_t i) {
     thread_local std::vector<const void*> dyp, amp;
     thread_local std::vector<int64_t> code, div;
     int64_t h = i % B.axis.in, t = (i / B.axis.in) % A.axis.in, n = i / (B.axis.in * A.axis.in);
-    Range ra = A.axis.covering(t), rb = B.axis.covering(h);
     for (int64_t w = 0; w < W.axis.in; ++w) {
-      Range rc = W.axis.covering(w);
       dyp.clear(), amp.clear(), code.clear(), div.clear();
-      for (int64_t a = ra.begin; a < ra.end; ++a) {
-        int64_t jt = A.axis.tap_at(a, t);
-        if (jt < 0) continue;
-        for (int64_t bb = rb.begin; bb < rb.end; ++bb) {
-          int64_t jh = B.axis.tap_at(bb, h);
-          if (jh < 0) continue;
-          for (int64_t d = rc.begin; d < rc.end; ++d) {
-            int64_t jw = W.axis.tap_at(d, w);
-            if (jw < 0) continue;
+      for (int64_t x0 = ct.begin[t]; x0 < ct.begin[t + 1]; ++x0)
+        for (int64_t x1 = ch.begin[h]; x1 < ch.begin[h + 1]; ++x1)
+          for (int64_t x2 = cw.begin[w]; x2 < cw.begin[w + 1]; ++x2) {
+            int64_t a = ct.o[x0], bb = ch.o[x1], d = cw.o[x2];
             int64_t off = b.dy.offset(n, 0, a, bb, d);
             dyp.push_back(b.dy.at<char>(off));
             if (b.is_max) {
               amp.push_back(b.am.at<char>(off));
-              code.push_back(b.form == IndexForm::I64 ? b.tab.flat(t, h, w) : b.tab.local(jt, jh, jw));
+              code.push_back(b.form == IndexForm::I64 ? b.tab.flat(t, h, w) : b.tab.local(ct.j[x0], ch.j[x1], cw.j[x2]));
             } else {
               div.push_back(b.divisor(a, bb, d));
             }
           }
-        }
-      }
       GatherJob j;
       j.channels = b.C;
       j.nterms = int(dyp.size());
