@@ -62,6 +62,33 @@ TEST(ReliabilitySizes, TensorSizesWhoseProductOverflowsAreRefused) {
   expect_overflow([&] { avg_pool_backward(g, AvgOptions{}, y, x); }, "grad_input");
 }
 
+// Inputs the fuzzers found (each once overflowed int64 or hung in the geometry builders).
+TEST(ReliabilitySizes, FuzzFindingsStayFixed) {
+  // ceil mode added stride - 1 to the padded span without a check
+  expect_overflow([] { regular_geometry({5}, RegularParams{{1}, {kMax - 3}, {}, {}, {}, true}); }, "stride");
+  // unpool: the bounds default -/+ stride overflowed in the message and the check
+  expect_overflow([] { unpool_output_size({1}, {2}, {kMax - 2}, {3}, std::vector<int64_t>{5}); }, "stride");
+  expect_overflow([] { unpool_output_size({2}, {kMax - 6}, {kMax - 6}, {0}, std::vector<int64_t>{5}); }, "kernel_size");
+  // fractional: output + kernel - 1 overflowed before the comparison with the input
+  try {
+    fractional_geometry({10}, {kMax - 1}, {kMax - 1});
+    ADD_FAILURE() << "accepted an output larger than the input";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.argument(), "output_size[0]") << e.what();
+  }
+  // keras 'same' formed in + stride - 1
+  try {
+    keras_geometry({kMax - 2}, {1}, {kMax - 1}, "same");
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Overflow) << e.what();
+  }
+  // a dilated geometry with ~2^61 windows was checked window by window (a hang)
+  auto t0 = std::chrono::steady_clock::now();
+  Geometry g = regular_geometry({kMax / 4}, RegularParams{{2}, {1}, {2}, {}, {}, false});
+  EXPECT_EQ(g.axes[0].out, kMax / 4 - 2);
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 1.0);
+}
+
 // Huge but valid sizes are answered in constant time, not by a loop over every window.
 TEST(ReliabilitySizes, HugeValidGeometriesAreBuiltQuickly) {
   auto t0 = std::chrono::steady_clock::now();
