@@ -53,9 +53,9 @@ Axis regular_axis(int64_t in, int64_t k, int64_t s, int64_t d, int64_t lo, int64
   if (ceil_mode && (out - 1) * s >= in + lo) --out;
   a.out = out;
   if (out < 1)
-    fail(axis_name("output size", i), "must be >= 1" + got(out) + ": the effective kernel dilation*(kernel-1)+1 = " +
-                                          std::to_string(eff) + " does not fit the padded input " +
-                                          std::to_string(padded));
+    fail(axis_name("kernel_size", i), "the effective kernel dilation*(kernel-1)+1 = " + std::to_string(eff) +
+                                          " is larger than the padded input " + std::to_string(padded) +
+                                          ": the output size would be " + std::to_string(out) + ", it must be >= 1");
   checked_mul(out, s, "stride");
   // Every window must read at least one input cell, else padding alone would fill it.
   for (int64_t o : {int64_t(0), out - 1}) {
