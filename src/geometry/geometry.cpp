@@ -322,7 +322,9 @@ std::vector<int64_t> unpool_output_size(const std::vector<int64_t>& in, std::vec
     int64_t lo = checked_add(def[i], -s[i], "stride"), hi = checked_add(def[i], s[i], "stride");
     if (want[i] < 1 || want[i] <= lo || want[i] >= hi)
       fail(axis_name("output_size", i), "must be between " + std::to_string(lo) + " and " + std::to_string(hi) +
-                                            ", exclusive" + got(want[i]));
+                                            ", exclusive (the default size " + std::to_string(def[i]) +
+                                            " plus or minus less than stride " + std::to_string(s[i]) + ")" +
+                                            got(want[i]));
   }
   return want;
 }
