@@ -7,6 +7,7 @@
 #include "../backends.hpp"
 #include "common.hpp"
 #include "generic.hpp"
+#include "half.hpp"
 
 namespace poolkit::cpu {
 namespace {
@@ -247,6 +248,7 @@ bool run_backward(bool is_max, const Geometry& g, const AvgOptions& opt, const T
                   const TensorView& am, const TensorView& dx) {
   if (dx.device != Device::CPU || dx.numel() == 0 || dy.numel() == 0) return false;
   if (is_max && !am.data) return false;  // without a saved argmax: see max_pool_backward below
+  if ((dx.dtype == DType::bf16 || dx.dtype == DType::f16) && half_backward(is_max, g, opt, dy, am, dx)) return true;
   Geometry g3 = as3d(g);
   Backward b{is_max, g3, Tables(g3), View5(dy), View5(dx), View5(am), index_form(am), dx.shape[0], dx.shape[1],
              opt, dtype_size(dx.dtype), dx.numel() + dy.numel()};

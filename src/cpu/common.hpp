@@ -104,7 +104,8 @@ inline IndexForm index_form(const TensorView& am) {
 template <class F>
 bool parallel_for(int64_t n, int64_t elements, F&& f) {
   bool ok = true;
-  int threads = elements < (int64_t(1) << 16) ? 1 : num_threads();
+  // inside another parallel_for (blocks of a 16-bit tensor) the work stays on the thread that has it
+  int threads = elements < (int64_t(1) << 16) || omp_in_parallel() ? 1 : num_threads();
   const int64_t grain = std::max<int64_t>(1, n / (int64_t(threads) * 32));  // dynamic: a preempted thread must not hold up the rest
 #pragma omp parallel for num_threads(threads) schedule(dynamic, grain) reduction(&& : ok) if (threads > 1)
   for (int64_t i = 0; i < n; ++i) ok = f(i) && ok;

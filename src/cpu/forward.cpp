@@ -7,6 +7,7 @@
 #include "../backends.hpp"
 #include "common.hpp"
 #include "generic.hpp"
+#include "half.hpp"
 
 namespace poolkit::cpu {
 namespace {
@@ -186,6 +187,7 @@ bool run_forward(bool is_max, const Geometry& g, const AvgOptions& opt, const Te
   Geometry g3 = as3d(g);
   Forward f{is_max, g3, Tables(g3), View5(x), View5(y), View5(am), index_form(am), x.shape[0], x.shape[1],
             opt, 0, nullptr, 0};
+  if ((x.dtype == DType::bf16 || x.dtype == DType::f16) && half_forward(is_max, g, opt, x, y, am)) return true;
   return simd_forward(f, x, y) || generic_forward(is_max, g, opt, x, y, am);
 }
 

@@ -182,6 +182,43 @@ TEST_F(CpuFast, SeedShapeIsHandledInBothLayouts) {
   }
 }
 
+// bfloat16 / float16 go through float32 blocks (channel ranges of one image, or several images): tensors big
+// enough for several blocks and threads, both layouts, still the reference's bits.
+TEST_F(CpuFast, HalfTypesInBlocksMatchReference) {
+  Geometry g = torch_geometry({63, 64}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, true);
+  for (DType dt : {DType::bf16, DType::f16})
+    for (Layout lay : {Layout::ChannelsFirst, Layout::ChannelsLast})
+      for (Shape xs : {Shape{2, 20, 63, 64}, Shape{24, 3, 63, 64}}) {
+        SCOPED_TRACE(std::string(dtype_name(dt)) + " " + xs.str() + " layout " + std::to_string(int(lay)));
+        Shape ys{xs[0], xs[1], 32, 33};
+        Buf x = make(dt, xs, lay, false), dy = make(dt, ys, lay, false);
+        fill(x.view, rng, true);
+        fill(dy.view, rng, false);
+        for (DType form : {DType::u8, DType::i64}) {
+          Buf y0 = make(dt, ys, lay, false), y1 = make(dt, ys, lay, false);
+          Buf a0 = make(form, ys, lay, false), a1 = make(form, ys, lay, false);
+          ref::max_pool_forward(g, x.view, y0.view, a0.view);
+          ASSERT_TRUE(cpu::max_pool_forward(g, x.view, y1.view, a1.view));
+          EXPECT_TRUE(same_bits(y0, y1));
+          EXPECT_TRUE(same_bits(a0, a1));
+          Buf dx0 = make(dt, xs, lay, false), dx1 = make(dt, xs, lay, false);
+          ref::max_pool_backward(g, dy.view, a0.view, x.view, dx0.view);
+          ASSERT_TRUE(cpu::max_pool_backward(g, dy.view, a1.view, x.view, dx1.view));
+          EXPECT_TRUE(same_bits(dx0, dx1));
+        }
+        AvgOptions opt;
+        opt.count_include_pad = false;
+        Buf y0 = make(dt, ys, lay, false), y1 = make(dt, ys, lay, false);
+        ref::avg_pool_forward(g, opt, x.view, y0.view);
+        ASSERT_TRUE(cpu::avg_pool_forward(g, opt, x.view, y1.view));
+        EXPECT_TRUE(same_bits(y0, y1));
+        Buf dx0 = make(dt, xs, lay, false), dx1 = make(dt, xs, lay, false);
+        ref::avg_pool_backward(g, opt, dy.view, dx0.view);
+        ASSERT_TRUE(cpu::avg_pool_backward(g, opt, dy.view, dx1.view));
+        EXPECT_TRUE(same_bits(dx0, dx1));
+      }
+}
+
 // A saved argmax that names a cell outside its window is not routed silently: the fast path declines and the
 // public call raises the reference's IndexError.
 TEST_F(CpuFast, BadArgmaxIsAnIndexError) {
