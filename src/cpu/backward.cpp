@@ -1,34 +1,15 @@
 // Drivers of max and average pooling backward, as gathers (each dx cell is written once by one thread; no
 // atomics). Windows that tile the input (kernel == stride, no padding or dilation) in channels-first take a
 // row kernel that writes dx rows whole; channels-last gathers over the covering outputs of each input pixel,
-// vectorised over C, adding in increasing output order as the reference does.
+// vectorised over C, adding in increasing output order as the reference does. The rest: backward_rows.cpp.
 #include <cstring>
 
 #include "../backends.hpp"
-#include "common.hpp"
-#include "generic.hpp"
+#include "backward.hpp"
 #include "half.hpp"
 
 namespace poolkit::cpu {
 namespace {
-
-struct Backward {
-  bool is_max;
-  Geometry g3;
-  Tables tab;
-  View5 dy, dx, am;
-  IndexForm form;
-  int64_t N, C;
-  AvgOptions opt;
-  int esize;
-  int64_t work;  // elements read and written
-
-  int64_t divisor(int64_t a, int64_t b, int64_t d) const {
-    if (opt.divisor_override) return *opt.divisor_override;
-    bool inc = opt.count_include_pad;
-    return g3.axes[0].divisor(a, inc) * g3.axes[1].divisor(b, inc) * g3.axes[2].divisor(d, inc);
-  }
-};
 
 bool tiles(const Geometry& g3) {
   for (const Axis& a : g3.axes)
@@ -152,22 +133,6 @@ bool argmax_valid(const Backward& b, int64_t v, int64_t ot, int64_t oh, int64_t 
   return true;
 }
 
-// Per input position of one axis: the outputs whose windows read it, with the tap, in increasing output order.
-struct Covers {
-  std::vector<int64_t> begin;       // per input position, into o / j
-  std::vector<int64_t> o, j;
-  explicit Covers(const Axis& a) {
-    for (int64_t i = 0; i < a.in; ++i) {
-      begin.push_back(int64_t(o.size()));
-      Range r = a.covering(i);
-      for (int64_t out = r.begin; out < r.end; ++out) {
-        int64_t tap = a.tap_at(out, i);
-        if (tap >= 0) o.push_back(out), j.push_back(tap);
-      }
-    }
-    begin.push_back(int64_t(o.size()));
-  }
-};
 
 // Is every saved argmax of output pixel (n, ot, oh, ow) inside its window? Whole windows need only a range
 // check of the window-local form; the rest decode each value.
@@ -251,7 +216,7 @@ bool run_backward(bool is_max, const Geometry& g, const AvgOptions& opt, const T
   if ((dx.dtype == DType::bf16 || dx.dtype == DType::f16) && half_backward(is_max, g, opt, dy, am, dx)) return true;
   Geometry g3 = as3d(g);
   Backward b{is_max, g3, Tables(g3), View5(dy), View5(dx), View5(am), index_form(am), dx.shape[0], dx.shape[1],
-             opt, dtype_size(dx.dtype), dx.numel() + dy.numel()};
+             opt, dtype_size(dx.dtype), dx.numel() + dy.numel(), dx.dtype};
   const bool simd = (dx.dtype == DType::f32 || dx.dtype == DType::f64) && (!is_max || b.am.same_strides(b.dy));
   const bool last = b.dx.s[1] == 1 && b.dy.s[1] == 1;
   if (simd && b.dx.s[4] == 1 && b.dy.s[4] == 1 && !(last && b.C > 1) && tiles(g3))
@@ -260,7 +225,7 @@ bool run_backward(bool is_max, const Geometry& g, const AvgOptions& opt, const T
       b.dy.s[4] == b.C)
     return parallel_for(b.N, b.work, [&](int64_t n) { return tiled_image(b, n, 0, b.C); });
   if (simd && last && b.C > 1) return channels_last(b);
-  return generic_backward(is_max, g, opt, dy, am, dx);
+  return rows_backward(b);
 }
 
 }  // namespace

@@ -337,6 +337,31 @@ void gather_backward(const GatherJob& j) {
   }
 }
 
+template <class T>
+void row_add(const RowAddJob& j) {
+  using TI = hwy::MakeSigned<T>;
+  const hn::ScalableTag<T> d;
+  const hn::RebindToSigned<decltype(d)> di;
+  const int64_t N = int64_t(hn::Lanes(d));
+  T* acc = static_cast<T*>(j.acc);
+  const T* q = static_cast<const T*>(j.q);
+  const TI* code = static_cast<const TI*>(j.code);
+  const TI want = TI(j.want);
+  int64_t i = 0;
+  if (code) {
+    for (; i + N <= j.count; i += N) {
+      auto hit = hn::RebindMask(d, hn::LoadU(di, code + i) == hn::Set(di, want));
+      hn::StoreU(hn::Add(hn::LoadU(d, acc + i), hn::IfThenElseZero(hit, hn::LoadU(d, q + i))), d, acc + i);
+    }
+    for (; i < j.count; ++i)
+      if (code[i] == want) acc[i] += q[i];
+  } else {
+    for (; i + N <= j.count; i += N)
+      hn::StoreU(hn::Add(hn::LoadU(d, acc + i), hn::LoadU(d, q + i)), d, acc + i);
+    for (; i < j.count; ++i) acc[i] += q[i];
+  }
+}
+
 void MaxForwardF32(const ForwardJob& j) {
   j.form == IndexForm::None ? max_forward<float, false>(j) : max_forward<float, true>(j);
 }
@@ -353,6 +378,8 @@ void GatherMaxBackwardF32(const GatherJob& j) { gather_backward<float, true>(j);
 void GatherMaxBackwardF64(const GatherJob& j) { gather_backward<double, true>(j); }
 void GatherAvgBackwardF32(const GatherJob& j) { gather_backward<float, false>(j); }
 void GatherAvgBackwardF64(const GatherJob& j) { gather_backward<double, false>(j); }
+void RowAddF32(const RowAddJob& j) { row_add<float>(j); }
+void RowAddF64(const RowAddJob& j) { row_add<double>(j); }
 
 }  // namespace poolkit::cpu::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();
@@ -374,6 +401,8 @@ POOLKIT_DISPATCH(GatherMaxBackwardF32, gather_max_backward_f32, GatherJob)
 POOLKIT_DISPATCH(GatherMaxBackwardF64, gather_max_backward_f64, GatherJob)
 POOLKIT_DISPATCH(GatherAvgBackwardF32, gather_avg_backward_f32, GatherJob)
 POOLKIT_DISPATCH(GatherAvgBackwardF64, gather_avg_backward_f64, GatherJob)
+POOLKIT_DISPATCH(RowAddF32, row_add_f32, RowAddJob)
+POOLKIT_DISPATCH(RowAddF64, row_add_f64, RowAddJob)
 #undef POOLKIT_DISPATCH
 }  // namespace poolkit::cpu
 #endif

@@ -75,4 +75,16 @@ void gather_max_backward_f64(const GatherJob& job);
 void gather_avg_backward_f32(const GatherJob& job);
 void gather_avg_backward_f64(const GatherJob& job);
 
+// One output row's share of a dx row: acc[i] += (code == nullptr || code[i] == want ? q[i] : 0) for
+// i < count, in the accumulation type (float32 with int32 codes, float64 with int64 codes). Adding +0 leaves a
+// sum that started at +0 as it was, so the terms that count arrive in the reference's order.
+struct RowAddJob {
+  void* acc = nullptr;
+  const void* q = nullptr;
+  const void* code = nullptr;
+  int64_t want = 0, count = 0;
+};
+void row_add_f32(const RowAddJob& job);
+void row_add_f64(const RowAddJob& job);
+
 }  // namespace poolkit::cpu

@@ -1,0 +1,52 @@
+#pragma once
+// What the backward drivers share: the request seen as (N, C, T, H, W) views and per-axis tables, and the
+// outputs covering each input position of an axis.
+#include <vector>
+
+#include "common.hpp"
+#include "poolkit/options.hpp"
+
+namespace poolkit::cpu {
+
+struct Backward {
+  bool is_max;
+  Geometry g3;
+  Tables tab;
+  View5 dy, dx, am;
+  IndexForm form;
+  int64_t N, C;
+  AvgOptions opt;
+  int esize;
+  int64_t work;  // elements read and written
+  DType dtype;
+
+  int64_t divisor(int64_t a, int64_t b, int64_t d) const {
+    if (opt.divisor_override) return *opt.divisor_override;
+    bool inc = opt.count_include_pad;
+    return g3.axes[0].divisor(a, inc) * g3.axes[1].divisor(b, inc) * g3.axes[2].divisor(d, inc);
+  }
+};
+
+// Per input position of one axis: the outputs whose windows read it, with the tap, in increasing output order.
+struct Covers {
+  std::vector<int64_t> begin;       // per input position, into o / j
+  std::vector<int64_t> o, j;
+  explicit Covers(const Axis& a) {
+    for (int64_t i = 0; i < a.in; ++i) {
+      begin.push_back(int64_t(o.size()));
+      Range r = a.covering(i);
+      for (int64_t out = r.begin; out < r.end; ++out) {
+        int64_t tap = a.tap_at(out, i);
+        if (tap >= 0) o.push_back(out), j.push_back(tap);
+      }
+    }
+    begin.push_back(int64_t(o.size()));
+  }
+};
+
+// Channels-first (any strides, any float type) backward of windows that overlap, leave gaps or vary in size:
+// per plane, dx rows accumulate their covering output rows, vectorised along W. Returns false when a saved
+// argmax names a cell outside its window.
+bool rows_backward(const Backward& b);
+
+}  // namespace poolkit::cpu
