@@ -6,6 +6,8 @@
 // an earlier output, so every cell receives its terms in the reference's order. Along a Regular W axis the
 // outputs of one tap land every `stride` cells: they are accumulated in `stride` phase rows, contiguous, and
 // interleaved into dx at the end.
+#include <algorithm>
+#include <type_traits>
 #include <vector>
 
 #include "backward.hpp"
@@ -15,17 +17,13 @@ namespace {
 
 template <class A> using code_t = std::conditional_t<sizeof(A) == 8, int64_t, int32_t>;
 
-// One tap jw of a Regular W axis: its outputs [lo, hi) add into phase row `phase` at lo + shift.
-struct WTap {
-  int64_t jw, phase, shift, lo, hi;
-};
-
 struct RowsPlan {
   const Backward& b;
   Covers ct, ch;
-  std::vector<WTap> wtaps;  // Regular W: by decreasing jw; empty: the scalar walk over each output's taps
+  std::vector<RowTap> wtaps;  // Regular W: by decreasing jw; empty: the scalar walk over each output's taps
   int64_t phases = 1, phase_len;
   std::vector<int64_t> divisor[3];  // average: per axis and output (the product is the window's divisor)
+  bool one_window = true;           // one output whose window reads the whole plane, each cell once
   explicit RowsPlan(const Backward& bw) : b(bw), ct(bw.g3.axes[0]), ch(bw.g3.axes[1]), phase_len(bw.g3.axes[2].in) {
     if (!b.is_max)
       for (int i = 0; i < 3; ++i) {
@@ -34,6 +32,9 @@ struct RowsPlan {
           divisor[i].push_back(b.opt.divisor_override ? (i == 0 ? *b.opt.divisor_override : 1)
                                                       : a.divisor(o, b.opt.count_include_pad));
       }
+    for (const AxisTable* t : {&b.tab.t, &b.tab.h, &b.tab.w})
+      one_window &= t->axis.out == 1 && t->axis.step() == 1 && t->origin[0] == 0 && t->first[0] == 0 &&
+                    t->last[0] == t->axis.in;
     const AxisTable& W = b.tab.w;
     const Axis& a = W.axis;
     if (a.kind != AxisKind::Regular) return;
@@ -52,24 +53,15 @@ struct RowsPlan {
       }
       if (lo < 0) continue;
       const int64_t e = jw * a.dilation - a.pad_lo, phase = ((e % a.stride) + a.stride) % a.stride;
-      wtaps.push_back({jw, phase, (e - phase) / a.stride, lo, hi});
+      wtaps.push_back({jw, phase * phase_len + (e - phase) / a.stride, lo, hi});
     }
   }
 };
 
 template <class A>
-void row_add(const RowAddJob& j) {
-  if constexpr (sizeof(A) == 8) row_add_f64(j);
-  else row_add_f32(j);
-}
-
-int64_t load(const View5& v, IndexForm form, int64_t off) {
-  switch (form) {
-    case IndexForm::U8: return *v.at<uint8_t>(off);
-    case IndexForm::I16: return *v.at<int16_t>(off);
-    case IndexForm::I32: return *v.at<int32_t>(off);
-    default: return *v.at<int64_t>(off);
-  }
+void accumulate_row(const RowJob& j) {
+  if constexpr (sizeof(A) == 8) accumulate_row_f64(j);
+  else accumulate_row_f32(j);
 }
 
 // The window-local tap id the argmax v of output (ot, oh, ow) names, or -1 when it is not a cell of that window.
@@ -93,75 +85,125 @@ int64_t local_tap(const Backward& b, int64_t v, int64_t ot, int64_t oh, int64_t 
   return b.tab.local(j[0], j[1], j[2]);
 }
 
+// Window-local tap ids of output row (ot, oh) into code; false when an argmax is not a cell of its window.
+// Windows whole along every axis need only a range check of the window-local forms.
+template <class U, class I>
+bool codes_of(const Backward& b, const U* am, int64_t ot, int64_t oh, I* code) {
+  const AxisTable &At = b.tab.t, &Bt = b.tab.h, &Wt = b.tab.w;
+  const int64_t as = b.am.s[4], OW = Wt.axis.out;
+  int64_t lo = 0, hi = 0;  // the outputs whose windows are whole
+  if (b.form != IndexForm::I64 && At.first[ot] == 0 && At.last[ot] == At.axis.kernel && Bt.first[oh] == 0 &&
+      Bt.last[oh] == Bt.axis.kernel && Wt.full_end > Wt.full_begin)
+    lo = Wt.full_begin, hi = Wt.full_end;
+  const uint64_t cells = uint64_t(At.axis.kernel * Bt.axis.kernel * Wt.axis.kernel);
+  bool bad = false;
+  for (int64_t ow = lo; ow < hi; ++ow) {
+    const int64_t v = int64_t(am[ow * as]);
+    bad |= uint64_t(v) >= cells;
+    code[ow] = I(v);
+  }
+  for (int64_t ow = 0; ow < OW; ++ow) {
+    if (ow == lo && hi > lo) ow = hi;
+    if (ow >= OW) break;
+    const int64_t id = local_tap(b, int64_t(am[ow * as]), ot, oh, ow);
+    bad |= id < 0;
+    code[ow] = I(id);
+  }
+  return !bad;
+}
+template <class I>
+bool codes(const Backward& b, int64_t n, int64_t c, int64_t ot, int64_t oh, I* code) {
+  const int64_t off = b.am.offset(n, c, ot, oh, 0);
+  switch (b.form) {
+    case IndexForm::U8: return codes_of(b, b.am.at<uint8_t>(off), ot, oh, code);
+    case IndexForm::I16: return codes_of(b, b.am.at<int16_t>(off), ot, oh, code);
+    case IndexForm::I32: return codes_of(b, b.am.at<int32_t>(off), ot, oh, code);
+    default: return codes_of(b, b.am.at<int64_t>(off), ot, oh, code);
+  }
+}
+
+// Per-thread buffers, looked up once per task (thread-local lookups cost more than a small plane's work).
+template <class A>
+struct Scratch {
+  std::vector<A> q, acc;
+  std::vector<code_t<A>> code;
+  std::vector<RowTerm> terms;
+};
+
 template <class T>
-bool plane(const RowsPlan& p, int64_t n, int64_t c) {
+bool plane(const RowsPlan& p, Scratch<acc_t<T>>& scratch, int64_t n, int64_t c) {
   using A = acc_t<T>;
   using I = code_t<A>;
+  auto& [q, acc, code, terms] = scratch;
   const Backward& b = p.b;
   const AxisTable &At = b.tab.t, &Bt = b.tab.h, &Wt = b.tab.w;
   const int64_t OT = At.axis.out, OH = Bt.axis.out, OW = Wt.axis.out, WI = Wt.axis.in;
-  thread_local std::vector<A> q, acc;
-  thread_local std::vector<I> code;
   q.resize(size_t(OT * OH * OW));
   if (b.is_max) code.resize(q.size());
-  const int64_t cells = At.axis.kernel * Bt.axis.kernel * Wt.axis.kernel;
   for (int64_t ot = 0, k = 0; ot < OT; ++ot)
-    for (int64_t oh = 0; oh < OH; ++oh) {
-      const bool whole_rows = At.first[ot] == 0 && At.last[ot] == At.axis.kernel && Bt.first[oh] == 0 &&
-                              Bt.last[oh] == Bt.axis.kernel;
-      for (int64_t ow = 0; ow < OW; ++ow, ++k) {
-        const int64_t off = b.dy.offset(n, c, ot, oh, ow);
-        A g = A(*b.dy.at<T>(off));
-        if (!b.is_max) {
-          q[size_t(k)] = g / A(p.divisor[0][size_t(ot)] * p.divisor[1][size_t(oh)] * p.divisor[2][size_t(ow)]);
-          continue;
-        }
-        q[size_t(k)] = g;
-        int64_t v = load(b.am, b.form, b.am.offset(n, c, ot, oh, ow));
-        const bool whole = whole_rows && Wt.first[ow] == 0 && Wt.last[ow] == Wt.axis.kernel;
-        int64_t id = whole && b.form != IndexForm::I64 ? (v >= 0 && v < cells ? v : -1) : local_tap(b, v, ot, oh, ow);
-        if (id < 0) return false;
-        code[size_t(k)] = I(id);
+    for (int64_t oh = 0; oh < OH; ++oh, k += OW) {
+      const T* g = b.dy.at<T>(b.dy.offset(n, c, ot, oh, 0));
+      const int64_t gs = b.dy.s[4];
+      A* qr = q.data() + k;
+      if (!b.is_max) {
+        const int64_t d = p.divisor[0][size_t(ot)] * p.divisor[1][size_t(oh)];
+        for (int64_t ow = 0; ow < OW; ++ow) qr[ow] = A(g[ow * gs]) / A(d * p.divisor[2][size_t(ow)]);
+        continue;
       }
+      for (int64_t ow = 0; ow < OW; ++ow) qr[ow] = A(g[ow * gs]);
+      if (!codes(b, n, c, ot, oh, code.data() + k)) return false;
     }
+  if (p.one_window) {  // global pooling: the plane is a single window
+    const A v = b.is_max ? A(0) : A(0) + q[0];  // 0 + g, as a sum: -0 becomes +0
+    for (int64_t t = 0; t < At.axis.in; ++t)
+      for (int64_t h = 0; h < Bt.axis.in; ++h) {
+        T* dx = b.dx.at<T>(b.dx.offset(n, c, t, h, 0));
+        for (int64_t w = 0; w < WI; ++w) dx[w * b.dx.s[4]] = T(v);
+      }
+    if (b.is_max) {
+      const int64_t id = code[0], kh = Bt.axis.kernel, kw = Wt.axis.kernel;
+      *b.dx.at<T>(b.dx.offset(n, c, id / (kh * kw), (id / kw) % kh, id % kw)) = T(A(0) + q[0]);
+    }
+    return true;
+  }
   acc.resize(size_t(p.phases * p.phase_len));
+  const int64_t xs = b.dx.s[4];
+  const bool direct = std::is_same_v<T, A> && xs == 1;  // the kernel writes dx itself
   for (int64_t t = 0; t < At.axis.in; ++t)
     for (int64_t h = 0; h < Bt.axis.in; ++h) {
-      std::fill(acc.begin(), acc.end(), A(0));
+      terms.clear();
       for (int64_t x0 = p.ct.begin[t]; x0 < p.ct.begin[t + 1]; ++x0)
         for (int64_t x1 = p.ch.begin[h]; x1 < p.ch.begin[h + 1]; ++x1) {
-          const int64_t row = (p.ct.o[x0] * OH + p.ch.o[x1]) * OW, base = b.tab.local(p.ct.j[x0], p.ch.j[x1], 0);
-          const A* qr = q.data() + row;
-          const I* cr = b.is_max ? code.data() + row : nullptr;
-          if (p.wtaps.empty()) {
-            for (int64_t ow = 0; ow < OW; ++ow)
-              for (int64_t jw = Wt.first[ow]; jw < Wt.last[ow]; ++jw)
-                if (!cr || cr[ow] == base + jw) acc[size_t(Wt.pos(ow, jw))] += qr[ow];
-            continue;
-          }
-          for (const WTap& w : p.wtaps) {
-            RowAddJob j;
-            j.acc = acc.data() + w.phase * p.phase_len + w.lo + w.shift;
-            j.q = qr + w.lo;
-            j.code = cr ? cr + w.lo : nullptr;
-            j.want = base + w.jw;
-            j.count = w.hi - w.lo;
-            row_add<A>(j);
-          }
+          const int64_t row = (p.ct.o[x0] * OH + p.ch.o[x1]) * OW;
+          terms.push_back({q.data() + row, b.is_max ? code.data() + row : nullptr,
+                           b.tab.local(p.ct.j[x0], p.ch.j[x1], 0)});
         }
-      const int64_t xrow = b.dx.offset(n, c, t, h, 0), xs = b.dx.s[4], S = p.phases, L = p.phase_len;
-      T* dx = b.dx.at<T>(xrow);
-      if (S == 1 && xs == 1) {
-        for (int64_t w = 0; w < WI; ++w) dx[w] = T(acc[size_t(w)]);
-      } else if (S == 2 && xs == 1) {
-        for (int64_t i = 0; 2 * i + 1 < WI; ++i) dx[2 * i] = T(acc[size_t(i)]), dx[2 * i + 1] = T(acc[size_t(L + i)]);
-        if (WI % 2) dx[WI - 1] = T(acc[size_t(WI / 2)]);
-      } else if (S == 1) {
-        for (int64_t w = 0; w < WI; ++w) dx[w * xs] = T(acc[size_t(w)]);
+      T* dx = b.dx.at<T>(b.dx.offset(n, c, t, h, 0));
+      if (p.wtaps.empty()) {
+        std::fill(acc.begin(), acc.end(), A(0));
+        for (const RowTerm& term : terms) {
+          const A* qr = static_cast<const A*>(term.q);
+          const I* cr = static_cast<const I*>(term.code);
+          for (int64_t ow = 0; ow < OW; ++ow)
+            for (int64_t jw = Wt.first[ow]; jw < Wt.last[ow]; ++jw)
+              if (!cr || cr[ow] == term.want_base + jw) acc[size_t(Wt.pos(ow, jw))] += qr[ow];
+        }
       } else {
-        for (int64_t ph = 0; ph < S; ++ph)
-          for (int64_t w = ph, i = ph * L; w < WI; w += S, ++i) dx[w * xs] = T(acc[size_t(i)]);
+        RowJob j;
+        j.acc = acc.data();
+        j.terms = terms.data();
+        j.nterms = int(terms.size());
+        j.taps = p.wtaps.data();
+        j.ntaps = int(p.wtaps.size());
+        j.phases = p.phases;
+        j.phase_len = p.phase_len;
+        j.dx = direct ? static_cast<void*>(dx) : nullptr;
+        j.width = WI;
+        accumulate_row<A>(j);
+        if (direct) continue;
       }
+      for (int64_t ph = 0; ph < p.phases; ++ph)
+        for (int64_t w = ph, i = ph * p.phase_len; w < WI; w += p.phases, ++i) dx[w * xs] = T(acc[size_t(i)]);
     }
   return true;
 }
@@ -171,14 +213,23 @@ bool plane(const RowsPlan& p, int64_t n, int64_t c) {
 bool rows_backward(const Backward& b) {
   if (b.is_max && b.tab.t.axis.kernel * b.tab.h.axis.kernel * b.tab.w.axis.kernel > INT32_MAX) return false;
   const RowsPlan p(b);
-  return parallel_for(b.N * b.C, b.work, [&](int64_t i) {
-    const int64_t n = i / b.C, c = i % b.C;
-    switch (b.dtype) {
-      case DType::f32: return plane<float>(p, n, c);
-      case DType::f64: return plane<double>(p, n, c);
-      case DType::bf16: return plane<bfloat16>(p, n, c);
-      default: return plane<float16>(p, n, c);
+  // small planes go several to a task
+  const int64_t planes = b.N * b.C, per_plane = b.work / std::max<int64_t>(1, planes);
+  const int64_t chunk = std::max<int64_t>(1, 4096 / std::max<int64_t>(1, per_plane));
+  return parallel_for((planes + chunk - 1) / chunk, b.work, [&](int64_t task) {
+    thread_local Scratch<float> s32;
+    thread_local Scratch<double> s64;
+    bool ok = true;
+    for (int64_t i = task * chunk; i < std::min(planes, (task + 1) * chunk) && ok; ++i) {
+      const int64_t n = i / b.C, c = i % b.C;
+      switch (b.dtype) {
+        case DType::f32: ok = plane<float>(p, s32, n, c); break;
+        case DType::f64: ok = plane<double>(p, s64, n, c); break;
+        case DType::bf16: ok = plane<bfloat16>(p, s32, n, c); break;
+        default: ok = plane<float16>(p, s32, n, c); break;
+      }
     }
+    return ok;
   });
 }
 

@@ -3,6 +3,7 @@
 // sums run in window order in the element type, as the reference does, so results are bit-identical to it.
 #include "kernels.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -338,28 +339,49 @@ void gather_backward(const GatherJob& j) {
 }
 
 template <class T>
-void row_add(const RowAddJob& j) {
+void accumulate_row(const RowJob& j) {
   using TI = hwy::MakeSigned<T>;
   const hn::ScalableTag<T> d;
   const hn::RebindToSigned<decltype(d)> di;
   const int64_t N = int64_t(hn::Lanes(d));
   T* acc = static_cast<T*>(j.acc);
-  const T* q = static_cast<const T*>(j.q);
-  const TI* code = static_cast<const TI*>(j.code);
-  const TI want = TI(j.want);
-  int64_t i = 0;
-  if (code) {
-    for (; i + N <= j.count; i += N) {
-      auto hit = hn::RebindMask(d, hn::LoadU(di, code + i) == hn::Set(di, want));
-      hn::StoreU(hn::Add(hn::LoadU(d, acc + i), hn::IfThenElseZero(hit, hn::LoadU(d, q + i))), d, acc + i);
+  const int64_t L = j.phase_len, S = j.phases;
+  std::fill(acc, acc + S * L, T(0));
+  for (int t = 0; t < j.nterms; ++t) {
+    const T* q = static_cast<const T*>(j.terms[t].q);
+    const TI* code = static_cast<const TI*>(j.terms[t].code);
+    for (int k = 0; k < j.ntaps; ++k) {
+      const RowTap& tap = j.taps[k];
+      T* a = acc + tap.offset;
+      int64_t i = tap.lo;
+      if (code) {
+        const TI want = TI(j.terms[t].want_base + tap.jw);
+        for (; i + N <= tap.hi; i += N) {
+          auto hit = hn::RebindMask(d, hn::LoadU(di, code + i) == hn::Set(di, want));
+          hn::StoreU(hn::Add(hn::LoadU(d, a + i), hn::IfThenElseZero(hit, hn::LoadU(d, q + i))), d, a + i);
+        }
+        for (; i < tap.hi; ++i)
+          if (code[i] == want) a[i] += q[i];
+      } else {
+        for (; i + N <= tap.hi; i += N) hn::StoreU(hn::Add(hn::LoadU(d, a + i), hn::LoadU(d, q + i)), d, a + i);
+        for (; i < tap.hi; ++i) a[i] += q[i];
+      }
     }
-    for (; i < j.count; ++i)
-      if (code[i] == want) acc[i] += q[i];
-  } else {
-    for (; i + N <= j.count; i += N)
-      hn::StoreU(hn::Add(hn::LoadU(d, acc + i), hn::LoadU(d, q + i)), d, acc + i);
-    for (; i < j.count; ++i) acc[i] += q[i];
   }
+  if (!j.dx) return;
+  T* dx = static_cast<T*>(j.dx);
+  int64_t w = 0;
+  if (S == 1) {
+    std::copy(acc, acc + j.width, dx);
+    return;
+  }
+#if HWY_TARGET != HWY_SCALAR
+  if (S == 2)
+    for (; 2 * (w + N) <= j.width; w += N)
+      hn::StoreInterleaved2(hn::LoadU(d, acc + w), hn::LoadU(d, acc + L + w), d, dx + 2 * w);
+  w *= 2;
+#endif
+  for (; w < j.width; ++w) dx[w] = acc[(w % S) * L + w / S];
 }
 
 void MaxForwardF32(const ForwardJob& j) {
@@ -378,8 +400,8 @@ void GatherMaxBackwardF32(const GatherJob& j) { gather_backward<float, true>(j);
 void GatherMaxBackwardF64(const GatherJob& j) { gather_backward<double, true>(j); }
 void GatherAvgBackwardF32(const GatherJob& j) { gather_backward<float, false>(j); }
 void GatherAvgBackwardF64(const GatherJob& j) { gather_backward<double, false>(j); }
-void RowAddF32(const RowAddJob& j) { row_add<float>(j); }
-void RowAddF64(const RowAddJob& j) { row_add<double>(j); }
+void AccumulateRowF32(const RowJob& j) { accumulate_row<float>(j); }
+void AccumulateRowF64(const RowJob& j) { accumulate_row<double>(j); }
 
 }  // namespace poolkit::cpu::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();
@@ -401,8 +423,8 @@ POOLKIT_DISPATCH(GatherMaxBackwardF32, gather_max_backward_f32, GatherJob)
 POOLKIT_DISPATCH(GatherMaxBackwardF64, gather_max_backward_f64, GatherJob)
 POOLKIT_DISPATCH(GatherAvgBackwardF32, gather_avg_backward_f32, GatherJob)
 POOLKIT_DISPATCH(GatherAvgBackwardF64, gather_avg_backward_f64, GatherJob)
-POOLKIT_DISPATCH(RowAddF32, row_add_f32, RowAddJob)
-POOLKIT_DISPATCH(RowAddF64, row_add_f64, RowAddJob)
+POOLKIT_DISPATCH(AccumulateRowF32, accumulate_row_f32, RowJob)
+POOLKIT_DISPATCH(AccumulateRowF64, accumulate_row_f64, RowJob)
 #undef POOLKIT_DISPATCH
 }  // namespace poolkit::cpu
 #endif

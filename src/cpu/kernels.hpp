@@ -75,16 +75,31 @@ void gather_max_backward_f64(const GatherJob& job);
 void gather_avg_backward_f32(const GatherJob& job);
 void gather_avg_backward_f64(const GatherJob& job);
 
-// One output row's share of a dx row: acc[i] += (code == nullptr || code[i] == want ? q[i] : 0) for
-// i < count, in the accumulation type (float32 with int32 codes, float64 with int64 codes). Adding +0 leaves a
-// sum that started at +0 as it was, so the terms that count arrive in the reference's order.
-struct RowAddJob {
-  void* acc = nullptr;
+// One dx row of the channels-first row accumulation (backward_rows.cpp). acc holds `phases` rows of
+// `phase_len` accumulators (float32 with int32 codes, or float64 with int64 codes); it is zeroed, then for
+// each term (an output row, in order) and each of `taps` (in order): acc[offset + i] += (code == nullptr ||
+// code[i] == want_base + jw ? q[i] : 0) for i in [lo, hi). Adding +0 leaves a sum that started at +0 as it
+// was, so the terms that count arrive in the order given. When dx is given (contiguous, the accumulation
+// type), the row is written there: dx[w] = acc[(w % phases) * phase_len + w / phases] for w < width.
+struct RowTerm {
   const void* q = nullptr;
   const void* code = nullptr;
-  int64_t want = 0, count = 0;
+  int64_t want_base = 0;
 };
-void row_add_f32(const RowAddJob& job);
-void row_add_f64(const RowAddJob& job);
+struct RowTap {
+  int64_t jw = 0, offset = 0, lo = 0, hi = 0;  // offset: phase * phase_len + shift, added to i
+};
+struct RowJob {
+  void* acc = nullptr;
+  const RowTerm* terms = nullptr;
+  int nterms = 0;
+  const RowTap* taps = nullptr;
+  int ntaps = 0;
+  int64_t phases = 1, phase_len = 0;
+  void* dx = nullptr;
+  int64_t width = 0;
+};
+void accumulate_row_f32(const RowJob& job);
+void accumulate_row_f64(const RowJob& job);
 
 }  // namespace poolkit::cpu
