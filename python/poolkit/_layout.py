@@ -20,16 +20,36 @@ def is_channels_last(x):
     return abs(st[1]) < min(spatial)
 
 
+# Outputs this large come from poolkit's memory cache (see poolkit/memory.hpp): freed, they are reused for the
+# next call of the same size instead of going back to the system and faulting in again.
+CACHED_BYTES = 256 << 10
+
+
+def _physical(shape, channels_last):
+    """The shape in memory order: channels innermost when channels_last."""
+    if channels_last and len(shape) >= 3:
+        return (shape[0],) + shape[2:] + (shape[1],)
+    return shape
+
+
+def _to_logical(a, channels_last, ndim):
+    return np.moveaxis(a, -1, 1) if channels_last and ndim >= 3 else a
+
+
 class NumpyKind:
     name = "numpy"
 
     @staticmethod
     def empty(shape, dtype, channels_last):
+        from . import _core
         shape = tuple(int(s) for s in shape)
-        if channels_last and len(shape) >= 3:
-            phys = (shape[0],) + shape[2:] + (shape[1],)
-            return np.moveaxis(np.empty(phys, dtype=dtype), -1, 1)
-        return np.empty(shape, dtype=dtype)
+        phys = _physical(shape, channels_last)
+        nbytes = int(np.prod(phys, dtype=np.int64)) * np.dtype(dtype).itemsize
+        if nbytes >= CACHED_BYTES:
+            a = _core.empty_bytes(nbytes).view(dtype).reshape(phys)
+        else:
+            a = np.empty(phys, dtype=dtype)
+        return _to_logical(a, channels_last, len(shape))
 
     @staticmethod
     def dtype(x):
@@ -45,13 +65,16 @@ class TorchKind:
     @staticmethod
     def empty(shape, dtype, channels_last):
         import torch
+        from . import _core
         shape = tuple(int(s) for s in shape)
-        if channels_last and len(shape) in (4, 5):
-            fmt = torch.channels_last if len(shape) == 4 else torch.channels_last_3d
-            return torch.empty(shape, dtype=dtype, memory_format=fmt)
-        if channels_last and len(shape) == 3:
-            return torch.empty((shape[0], shape[2], shape[1]), dtype=dtype).permute(0, 2, 1)
-        return torch.empty(shape, dtype=dtype)
+        phys = _physical(shape, channels_last)
+        itemsize = torch.empty((), dtype=dtype).element_size()
+        nbytes = int(np.prod(phys, dtype=np.int64)) * itemsize
+        if nbytes >= CACHED_BYTES:
+            a = torch.from_numpy(_core.empty_bytes(nbytes)).view(dtype).reshape(phys)
+        else:
+            a = torch.empty(phys, dtype=dtype)
+        return a.movedim(-1, 1) if channels_last and len(shape) >= 3 else a
 
     @staticmethod
     def dtype(x):

@@ -1,9 +1,12 @@
 // poolkit._core: the C++ operators and geometry builders; the Python package wraps them.
+#include <nanobind/ndarray.h>
+
 #include <map>
 #include <string>
 
 #include "bindings.hpp"
 #include "poolkit/error.hpp"
+#include "poolkit/memory.hpp"
 
 namespace poolkit::py {
 namespace {
@@ -43,6 +46,20 @@ NB_MODULE(_core, m) {
   // Autograd graphs alive at interpreter exit still hold geometries; that is not a leak worth reporting.
   nanobind::set_leak_warnings(false);
   nanobind::register_exception_translator(&poolkit::py::translate);
+  namespace nb = nanobind;
+  using namespace nb::literals;
+  m.def(
+      "empty_bytes",
+      [](size_t n) {
+        void* p = poolkit::allocate(n);
+        nb::capsule owner(p, [](void* q) noexcept { poolkit::release(q); });
+        size_t shape[1] = {n};
+        return nb::ndarray<nb::numpy, uint8_t, nb::ndim<1>>(p, 1, shape, owner);
+      },
+      "nbytes"_a, "Uninitialised bytes from poolkit's memory cache, as a NumPy uint8 array.");
+  m.def("set_cache_limit", &poolkit::set_cache_limit, "nbytes"_a);
+  m.def("cache_limit", &poolkit::cache_limit);
+  m.def("cached_bytes", &poolkit::cached_bytes);
   poolkit::py::bind_geometry(m);
   poolkit::py::bind_ops(m);
 }

@@ -1,10 +1,9 @@
 #include "poolkit/tensor.hpp"
 
-#include <cstdlib>
 #include <cstring>
-#include <new>
 
 #include "poolkit/error.hpp"
+#include "poolkit/memory.hpp"
 #include "checked.hpp"
 
 namespace poolkit {
@@ -62,11 +61,9 @@ bool TensorView::is_contiguous(Layout layout) const {
 
 Tensor::Tensor(DType dtype, const Shape& shape, Layout layout) {
   int64_t bytes = checked_mul(shape.numel(), dtype_size(dtype), "shape");
-  size_t alloc = size_t((bytes + 63) / 64 * 64);
-  void* p = std::aligned_alloc(64, alloc ? alloc : 64);
-  if (!p) throw std::bad_alloc();
-  std::memset(p, 0, alloc);
-  storage_ = std::shared_ptr<void>(p, std::free);
+  void* p = allocate(size_t(bytes));
+  std::memset(p, 0, size_t(bytes));
+  storage_ = std::shared_ptr<void>(p, release);
   view_ = TensorView(p, dtype, shape, layout);
 }
 
