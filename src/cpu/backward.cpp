@@ -36,10 +36,11 @@ void relative(const char* p, int64_t lanes, int64_t G, int64_t base, int64_t ste
   const U* v = reinterpret_cast<const U*>(p);
   for (int64_t o = 0, k = 0; k < lanes; ++o)
     for (int64_t c = 0; c < G; ++c, ++k) {
-      int64_t r = int64_t(v[k]) - base - o * step;
-      bool in = r >= 0 && r < s;
-      rel[k] = in ? int32_t(r) : -1;
-      hits[k] += in;
+      const int64_t r = int64_t(v[k]) - base - o * step;
+      const bool in = uint64_t(r) < uint64_t(s);  // one unsigned compare, no branch: hits are random
+      const int32_t keep = -int32_t(in);  // all ones when in: in ? r : -1 without a branch
+      rel[k] = (int32_t(r) & keep) | ~keep;
+      hits[k] = uint8_t(hits[k] + in);
     }
 }
 void relative(IndexForm form, const char* p, int64_t lanes, int64_t G, int64_t base, int64_t step, int64_t s,
