@@ -117,7 +117,9 @@ HWY_INLINE void store_argmax(D d, const ForwardJob& j, VI idx, VI lane_flat, int
   for (int64_t i = 0; i < N; ++i) store_index(j.form, j.argmax, k + i, int64_t(buf[i]));
 }
 
-template <class T, bool kIndex, int M>
+// kTaps > 0: the window's tap count known at compile time (2x2 and 3x3 windows), so the tap loop unrolls and
+// its offsets stay in registers.
+template <class T, bool kIndex, int M, int kTaps>
 HWY_NOINLINE void max_rows(const ForwardJob& j) {
   const hn::ScalableTag<T> d;
   using TI = hwy::MakeSigned<T>;
@@ -141,7 +143,8 @@ HWY_NOINLINE void max_rows(const ForwardJob& j) {
       k = next;
       auto m = load_lanes<M>(d, x + j.tap_offset[0], k);
       auto idx = hn::Set(di, TI(j.tap_code[0]));
-      for (int t = 1; t < j.ntaps; ++t) {
+      const int ntaps = kTaps > 0 ? kTaps : j.ntaps;
+      for (int t = 1; t < ntaps; ++t) {
         auto v = load_lanes<M>(d, x + j.tap_offset[t], k);
         auto replace = hn::Or((v > m), hn::IsNaN(v));
         m = hn::IfThenElse(replace, v, m);
@@ -198,13 +201,19 @@ HWY_NOINLINE void avg_rows(const ForwardJob& j) {
   }
 }
 
+template <class T, bool kIndex, int M>
+void max_rows_for_taps(const ForwardJob& j) {
+  if (j.ntaps == 4) return max_rows<T, kIndex, M, 4>(j);
+  if (j.ntaps == 9) return max_rows<T, kIndex, M, 9>(j);
+  return max_rows<T, kIndex, M, 0>(j);
+}
 template <class T, bool kIndex>
 void max_forward(const ForwardJob& j) {
   switch (load_mode<T>(j.lanes)) {
-    case kUnit: return max_rows<T, kIndex, kUnit>(j);
-    case kPair: return max_rows<T, kIndex, kPair>(j);
-    case kPair64: return max_rows<T, kIndex, kPair64>(j);
-    default: return max_rows<T, kIndex, kScalarOnly>(j);
+    case kUnit: return max_rows_for_taps<T, kIndex, kUnit>(j);
+    case kPair: return max_rows_for_taps<T, kIndex, kPair>(j);
+    case kPair64: return max_rows_for_taps<T, kIndex, kPair64>(j);
+    default: return max_rows<T, kIndex, kScalarOnly, 0>(j);
   }
 }
 template <class T>
