@@ -32,8 +32,12 @@ def _physical(shape, channels_last):
     return shape
 
 
-def _to_logical(a, channels_last, ndim):
-    return np.moveaxis(a, -1, 1) if channels_last and ndim >= 3 else a
+def _cached(phys, itemsize, typed):
+    """An uninitialised array of shape phys from the memory cache (typed(raw uint8) gives it its dtype), or None
+    when it is too small to be worth caching."""
+    from . import _core
+    nbytes = int(np.prod(phys, dtype=np.int64)) * itemsize
+    return typed(_core.empty_bytes(nbytes)).reshape(phys) if nbytes >= CACHED_BYTES else None
 
 
 class NumpyKind:
@@ -41,15 +45,11 @@ class NumpyKind:
 
     @staticmethod
     def empty(shape, dtype, channels_last):
-        from . import _core
         shape = tuple(int(s) for s in shape)
         phys = _physical(shape, channels_last)
-        nbytes = int(np.prod(phys, dtype=np.int64)) * np.dtype(dtype).itemsize
-        if nbytes >= CACHED_BYTES:
-            a = _core.empty_bytes(nbytes).view(dtype).reshape(phys)
-        else:
-            a = np.empty(phys, dtype=dtype)
-        return _to_logical(a, channels_last, len(shape))
+        a = _cached(phys, np.dtype(dtype).itemsize, lambda raw: raw.view(dtype))
+        a = np.empty(phys, dtype=dtype) if a is None else a
+        return np.moveaxis(a, -1, 1) if channels_last and len(shape) >= 3 else a
 
     @staticmethod
     def dtype(x):
@@ -65,15 +65,11 @@ class TorchKind:
     @staticmethod
     def empty(shape, dtype, channels_last):
         import torch
-        from . import _core
         shape = tuple(int(s) for s in shape)
         phys = _physical(shape, channels_last)
         itemsize = torch.empty((), dtype=dtype).element_size()
-        nbytes = int(np.prod(phys, dtype=np.int64)) * itemsize
-        if nbytes >= CACHED_BYTES:
-            a = torch.from_numpy(_core.empty_bytes(nbytes)).view(dtype).reshape(phys)
-        else:
-            a = torch.empty(phys, dtype=dtype)
+        a = _cached(phys, itemsize, lambda raw: torch.from_numpy(raw).view(dtype))
+        a = torch.empty(phys, dtype=dtype) if a is None else a
         return a.movedim(-1, 1) if channels_last and len(shape) >= 3 else a
 
     @staticmethod

@@ -63,19 +63,26 @@ class AvgPool(torch.autograd.Function):
         return dx, None, None, None
 
 
-class LpPool(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, x, g, norm_type, convention):
-        x = x.detach()
-        ctx.g, ctx.opts = g, (norm_type, convention)
-        ctx.save_for_backward(x)
-        return _engine.lp_pool(TORCH, g, x, norm_type, convention)
+def _saving_input(run, run_backward):
+    """An autograd Function over run(kind, g, x, *opts) whose backward is run_backward(kind, g, dy, x, *opts)."""
+    class Pool(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, g, *opts):
+            x = x.detach()
+            ctx.g, ctx.opts = g, opts
+            ctx.save_for_backward(x)
+            return run(TORCH, g, x, *opts)
 
-    @staticmethod
-    @torch.autograd.function.once_differentiable
-    def backward(ctx, dy):
-        (x,) = ctx.saved_tensors
-        return _engine.lp_pool_backward(TORCH, ctx.g, dy, x, *ctx.opts), None, None, None
+        @staticmethod
+        @torch.autograd.function.once_differentiable
+        def backward(ctx, dy):
+            (x,) = ctx.saved_tensors
+            return (run_backward(TORCH, ctx.g, dy, x, *ctx.opts), None) + (None,) * len(ctx.opts)
+    return Pool
+
+
+LpPool = _saving_input(_engine.lp_pool, _engine.lp_pool_backward)  # opts: norm_type, convention
+StochasticPool = _saving_input(_engine.stochastic_pool, _engine.stochastic_pool_backward)  # opts: training, seed
 
 
 class MixedPool(torch.autograd.Function):
@@ -97,21 +104,6 @@ class MixedPool(torch.autograd.Function):
         dx, dl = _engine.mixed_pool_backward(TORCH, ctx.g, dy, x, *ctx.opts)
         dlam = torch.tensor(dl, dtype=x.dtype) if ctx.lambda_is_tensor else None
         return dx, dlam, None, None, None
-
-
-class StochasticPool(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, x, g, training, seed):
-        x = x.detach()
-        ctx.g, ctx.opts = g, (training, seed)
-        ctx.save_for_backward(x)
-        return _engine.stochastic_pool(TORCH, g, x, training, seed)
-
-    @staticmethod
-    @torch.autograd.function.once_differentiable
-    def backward(ctx, dy):
-        (x,) = ctx.saved_tensors
-        return _engine.stochastic_pool_backward(TORCH, ctx.g, dy, x, *ctx.opts), None, None, None
 
 
 class MaxUnpool(torch.autograd.Function):
