@@ -104,6 +104,14 @@ def batched(x, spatial_rank, name="input", allow_unbatched=True):
     raise ValueError(f"poolkit: {name}: must be {want} for {spatial_rank}-d pooling (got shape {tuple(x.shape)})")
 
 
+def require_nonempty(x, name="input"):
+    """PyTorch's rule for pooling inputs: only the batch dimension may be 0 (adaptive average pooling in 1-D and
+    2-D excepted, whose callers skip this)."""
+    if any(int(d) == 0 for d in x.shape[1:]):
+        raise ValueError(f"poolkit: {name}: every dimension but the batch must be non-zero, as in PyTorch "
+                         f"(got shape {tuple(x.shape)})")
+
+
 def unbatch(y, added):
     return y[0] if added else y
 

@@ -8,7 +8,7 @@ Each operator has a *_backward giving the gradient with respect to its input."""
 import numpy as np
 
 from . import _core, _engine
-from ._layout import NUMPY, batched, from_data_format, to_data_format, unbatch, is_channels_last
+from ._layout import NUMPY, batched, from_data_format, is_channels_last, require_nonempty, to_data_format, unbatch
 from ._params import check_avg_pool3d_input, int_list, output_size_list, spatial_size, window_geometry
 
 __all__ = []
@@ -35,11 +35,14 @@ def _torch_twin(name):
 class _In:
     """An input brought to (N, C, spatial...) form; .out() undoes it on a result."""
 
-    def __init__(self, x, rank, data_format="channels_first", name="input", allow_unbatched=True):
+    def __init__(self, x, rank, data_format="channels_first", name="input", allow_unbatched=True,
+                 empty_channels=False):
         x = _as_numpy(x, name)
         x, self.added = batched(x, rank, name, allow_unbatched)
         self.data_format = data_format
         self.x = from_data_format(x, data_format)
+        if not empty_channels:
+            require_nonempty(self.x, name)
 
     def other(self, a, name):
         a = _as_numpy(a, name)
@@ -202,12 +205,12 @@ def _make_adaptive(r):
         done, res = _twin_if_torch(aname, input, (output_size,), {})
         if done:
             return res
-        a = _In(input, r)
+        a = _In(input, r, empty_channels=r <= 2)
         g = _core.adaptive_geometry(spatial_size(a.x), output_size_list(output_size, spatial_size(a.x)))
         return a.out(_engine.avg_pool(NUMPY, g, a.x, False, None))
 
     def bavg(grad_output, input):
-        a = _In(input, r)
+        a = _In(input, r, empty_channels=r <= 2)
         dy = a.other(grad_output, "grad_output")
         g = _core.adaptive_geometry(spatial_size(a.x), spatial_size(dy))
         return a.out(_engine.avg_pool_backward(NUMPY, g, dy, list(a.x.shape), is_channels_last(a.x), False, None))

@@ -4,7 +4,7 @@ the modules. The extra keywords of poolkit.functional (padding forms, data_forma
 import torch
 
 from .. import _core
-from .._layout import batched, from_data_format, to_data_format, unbatch
+from .._layout import batched, from_data_format, require_nonempty, to_data_format, unbatch
 from .._params import check_avg_pool3d_input, output_size_list, spatial_size, window_geometry
 from ..functional import _avg_include_default, fractional_geometry, unpool_size
 from . import _autograd as A
@@ -21,11 +21,13 @@ def _check_tensor(x, name="input"):
 
 
 class _In:
-    def __init__(self, x, rank, data_format="channels_first", name="input"):
+    def __init__(self, x, rank, data_format="channels_first", name="input", empty_channels=False):
         x = _check_tensor(x, name)
         x, self.added = batched(x, rank, name)
         self.data_format = data_format
         self.x = from_data_format(x, data_format)
+        if not empty_channels:
+            require_nonempty(self.x, name)
 
     def other(self, a, name):
         a = _check_tensor(a, name)
@@ -86,7 +88,7 @@ def _make(r):
         return _max_result(a, A.MaxPool.apply(a.x, g, bool(return_indices)), return_indices)
 
     def adaptive_avg_pool(input, output_size):
-        a = _In(input, r)
+        a = _In(input, r, empty_channels=r <= 2)
         g = _core.adaptive_geometry(spatial_size(a.x), output_size_list(output_size, spatial_size(a.x)))
         return a.out(A.AvgPool.apply(a.x, g, False, None))
 
