@@ -1,12 +1,17 @@
 #!/usr/bin/env python3
-"""poolkit against PyTorch CPU on the cases of shared/BENCH_CASES.md, in one process with the same thread count.
+"""poolkit against PyTorch CPU and ONNX Runtime on the cases of shared/BENCH_CASES.md, in one process, same threads.
 
-For each case and layout: the allocating forward call of each library (with and without PyTorch's int64 indices)
-and a training step through autograd (forward, then backward; poolkit.torch saves its compact argmax), as median
-times, as fractions of a plain copy's bandwidth measured in the same run, and as poolkit's speed-up. Writes a
-markdown table (default bench/RESULTS-compare.md) and a PNG bar chart beside it.
+For each case, layout and operator, four calls where a library has them:
+  forward (allocating)     torch.nn.functional / InferenceSession.run / poolkit.torch: outputs allocated per call
+  forward (preallocated)   aten *.out / run_with_iobinding / poolkit._core: outputs allocated once before timing
+  train step (allocating)  forward through autograd, then backward (poolkit.torch saves its compact argmax)
+  backward (preallocated)  aten *_backward.grad_input / poolkit._core: grad_input allocated once before timing
+Each is a median time after a warm-up, a fraction of a plain copy's bandwidth measured in the same run (each input
+read once, each output written once, indices at the width that library stores), and poolkit's speed-up over each
+peer. ONNX Runtime only runs NCHW forward calls of operators ONNX has (not adaptive 13->7). Where a library has no
+such call the table says n/a. Writes a markdown table (default bench/RESULTS-compare.md) and a PNG bar chart beside it.
 
-usage: python bench/compare.py [--threads N] [--reps N] [--case NAME]... [--out FILE]
+usage: python bench/compare.py [--threads N] [--reps N] [--case NAME]... [--layout nchw|nhwc|both] [--out FILE]
 (poolkit must be importable: pip install . or PYTHONPATH=build/<dir>/python)
 """
 import argparse
@@ -18,7 +23,7 @@ import sys
 import time
 import zlib
 
-CASES = [  # name, shape, kind, kernel, stride, padding, count_include_pad, operators
+CASES = [  # name, shape, kind, kernel, stride, padding, count_include_pad
     ("seed", (16384, 2, 32, 32), "max+avg", 2, 2, 0, True),
     ("resnet-stem", (32, 64, 112, 112), "max", 3, 2, 1, True),
     ("vgg", (32, 128, 112, 112), "max", 2, 2, 0, True),
@@ -27,6 +32,10 @@ CASES = [  # name, shape, kind, kernel, stride, padding, count_include_pad, oper
     ("adaptive", (64, 256, 13, 13), "adaptive", None, None, None, True),
     ("pool3d", (8, 64, 32, 32, 32), "max", 2, 2, 0, True),
 ]
+FWD, FWD_PRE = "forward (allocating)", "forward (preallocated)"
+TRAIN, BWD_PRE = "train step (allocating)", "backward (preallocated)"
+LIBS = ("PyTorch", "ONNX Runtime", "poolkit")
+COLOURS = {"PyTorch": (150, 150, 150), "ONNX Runtime": (235, 140, 30), "poolkit": (40, 90, 200)}
 
 
 def parse():
@@ -34,17 +43,29 @@ def parse():
     p.add_argument("--threads", type=int, default=os.cpu_count())
     p.add_argument("--reps", type=int, default=5)
     p.add_argument("--case", action="append")
+    p.add_argument("--layout", choices=("nchw", "nhwc", "both"), default="both")
     p.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "RESULTS-compare.md"))
     return p.parse_args()
 
 
 ARGS = parse()
 os.environ["OMP_NUM_THREADS"] = str(ARGS.threads)  # poolkit's OpenMP threads, read when the library loads
+import numpy as np  # noqa: E402
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
+import poolkit._core as core  # noqa: E402
 import poolkit.torch as pt  # noqa: E402
 
+try:
+    import onnxruntime as ort
+    from onnx import TensorProto, helper
+    ORT_MISSING = None
+except ImportError as e:  # then the ONNX Runtime column is n/a throughout
+    ort, ORT_MISSING = None, str(e)
+
 torch.set_num_threads(ARGS.threads)
+AT = torch.ops.aten
+WARNINGS = []
 
 
 def median_seconds(fn, reps):
@@ -67,86 +88,295 @@ def copy_bandwidth():
     return 2 * a.numel() * 4 / t
 
 
-def functions(case):
-    name, shape, kind, k, s, p, cip = case
-    r = len(shape) - 2
-    tmax = getattr(F, f"max_pool{r}d")
-    pmax = getattr(pt, f"max_pool{r}d")
-    tavg = getattr(F, f"avg_pool{r}d")
-    pavg = getattr(pt, f"avg_pool{r}d")
+def size(*ts):
+    return sum(t.nbytes if isinstance(t, np.ndarray) else t.numel() * t.element_size() for t in ts)
+
+
+class Call:
+    """One library's way of doing one row: fn() is timed, nbytes is what it must move, outs() (optional) gives its
+    results after the timing, to compare with PyTorch's allocating call."""
+
+    def __init__(self, fn, nbytes, outs=None):
+        self.fn, self.nbytes, self.outs = fn, nbytes, outs
+
+
+# ---- the case in one layout ------------------------------------------------------------------------------------
+
+def operators(kind, compact="uint8"):
+    """(operator, calls) of one case. The compact row's peers have no compact form: they run their int64 call."""
     ops = []
     if "max" in kind:
-        ops.append(("max-fwd", lambda x: tmax(x, k, s, p), lambda x: pmax(x, k, s, p)))
-        ops.append(("max-fwd int64 indices", lambda x: tmax(x, k, s, p, return_indices=True),
-                    lambda x: pmax(x, k, s, p, return_indices=True)))
+        ops += [("max", (FWD, FWD_PRE, TRAIN)), ("max+int64 indices", (FWD, FWD_PRE, BWD_PRE)),
+                (f"max+{compact} argmax*", (FWD_PRE, BWD_PRE))]
     if "avg" in kind:
-        ops.append(("avg-fwd", lambda x: tavg(x, k, s, p, count_include_pad=cip),
-                    lambda x: pavg(x, k, s, p, count_include_pad=cip)))
+        ops.append(("avg", (FWD, FWD_PRE, TRAIN, BWD_PRE)))
     if kind == "gap":
-        ops.append(("avg-fwd", lambda x: F.adaptive_avg_pool2d(x, 1), lambda x: pt.adaptive_avg_pool2d(x, 1)))
+        ops.append(("global avg", (FWD, FWD_PRE, TRAIN, BWD_PRE)))
     if kind == "adaptive":
-        ops.append(("avg-fwd", lambda x: F.adaptive_avg_pool2d(x, 7), lambda x: pt.adaptive_avg_pool2d(x, 7)))
+        ops.append(("adaptive avg 7x7", (FWD, FWD_PRE, TRAIN, BWD_PRE)))
     return ops
 
 
-def nbytes(t):
-    return t.numel() * t.element_size()
+class Setup:
+    """The input, gradient and poolkit geometry of one case in one layout, made once for all its rows."""
+
+    def __init__(self, case, layout):
+        self.name, shape, self.kind, k, s, p, cip = case
+        self.layout, r = layout, len(shape) - 2
+        self.r, self.nhwc = r, layout == "nhwc"
+        self.mf = (torch.channels_last if r == 2 else torch.channels_last_3d) if self.nhwc else torch.contiguous_format
+        self.x = torch.rand(shape).contiguous(memory_format=self.mf)
+        spatial = list(shape[2:])
+        if self.kind in ("gap", "adaptive"):
+            self.out_size = [1 if self.kind == "gap" else 7] * r
+            self.g = core.adaptive_geometry(spatial, self.out_size)
+            self.cip = False  # what poolkit.torch passes for adaptive average pooling
+        else:
+            self.win = ([k] * r, [s] * r, [p] * r, [1] * r)  # kernel, stride, padding, dilation
+            self.g = core.torch_geometry(spatial, [k] * r, [s] * r, [p] * r, [1] * r, False)
+            self.cip = cip
+        self.y_shape = list(shape[:2]) + list(self.g.output_size())
+        self.compact = {"uint8": torch.uint8, "int16": torch.int16, "int32": torch.int32}[self.g.local_argmax_dtype()]
+        self.dy = torch.rand(self.y_shape).contiguous(memory_format=self.mf)
+        self._ref, self._argmax, self._sessions = {}, {}, {}
+
+    def out(self, shape, dtype=torch.float32, like=None):
+        """An output buffer in this layout (or in like's), filled with NaN / -1 so that an element left unwritten
+        fails the check."""
+        t = torch.empty(shape, dtype=dtype, memory_format=self.mf) if like is None else torch.empty_like(like)
+        return t.fill_(-1 if not t.dtype.is_floating_point else float("nan"))
+
+    def torch_fn(self, op, indices=False):
+        """torch.nn.functional's allocating forward for op, and poolkit.torch's (same arguments)."""
+        r, cip = self.r, self.cip
+        if op.startswith("max"):
+            K, S, P, _ = self.win
+            return (lambda x: getattr(F, f"max_pool{r}d")(x, K, S, P, return_indices=indices),
+                    lambda x: getattr(pt, f"max_pool{r}d")(x, K, S, P, return_indices=indices))
+        if op == "avg":
+            K, S, P, _ = self.win
+            return (lambda x: getattr(F, f"avg_pool{r}d")(x, K, S, P, count_include_pad=cip),
+                    lambda x: getattr(pt, f"avg_pool{r}d")(x, K, S, P, count_include_pad=cip))
+        o = self.out_size[0]
+        return lambda x: F.adaptive_avg_pool2d(x, o), lambda x: pt.adaptive_avg_pool2d(x, o)
+
+    def reference(self, op):
+        """PyTorch's allocating forward and autograd backward: the results every other call is checked against."""
+        key = "max" if op.startswith("max") else op
+        if key not in self._ref:
+            fn = self.torch_fn(op, indices=True)[0] if key == "max" else self.torch_fn(op)[0]
+            xg = self.x.detach().clone(memory_format=torch.preserve_format).requires_grad_()
+            res = fn(xg)
+            y, idx = res if key == "max" else (res, None)
+            y.backward(self.dy)
+            self._ref[key] = {"y": y.detach(), "idx": idx, "dx": xg.grad}
+        return self._ref[key]
+
+    def argmax(self, dtype):
+        """poolkit's argmax of x (int64 or compact), for its preallocated backward."""
+        if dtype not in self._argmax:
+            am = self.out(self.y_shape, dtype)
+            core.max_pool_forward(self.g, self.x.numpy(), self.out(self.y_shape).numpy(), am.numpy())
+            self._argmax[dtype] = am
+        return self._argmax[dtype]
+
+
+# ---- the calls of each library ---------------------------------------------------------------------------------
+
+def train_call(S, fn):
+    xg = S.x.detach().clone(memory_format=torch.preserve_format).requires_grad_()
+
+    def step():
+        xg.grad = None
+        fn(xg).backward(S.dy)
+    return Call(step, 2 * size(S.x) + 2 * size(S.dy))  # x, y, dy, dx once each
+
+
+def torch_call(S, op, call):
+    x, r, with_idx = S.x, S.r, op.startswith("max+")
+    fwd_bytes = size(x) + size(S.dy) + (8 * S.dy.numel() if with_idx else 0)  # x, y (dy's size), int64 indices
+    if call == FWD:
+        fn = S.torch_fn(op, with_idx)[0]
+        return Call(lambda: fn(x), fwd_bytes)
+    if call == TRAIN:
+        return train_call(S, S.torch_fn(op)[0])
+    if op == "max" or (call == BWD_PRE and S.kind in ("gap", "adaptive")):
+        return None  # no out= max_pool2d without indices; _adaptive_avg_pool2d_backward.out allocates, then copies
+    if S.kind in ("gap", "adaptive"):
+        packet, args = AT.adaptive_avg_pool2d, (x, S.out_size)
+    elif op == "avg":
+        K, St, P, _ = S.win
+        packet, args = getattr(AT, f"avg_pool{r}d"), (x, K, St, P, False, S.cip, None)
+        if call == BWD_PRE:
+            packet, args = getattr(AT, f"avg_pool{r}d_backward"), (S.dy,) + args
+    else:
+        K, St, P, D = S.win
+        packet, args = getattr(AT, f"max_pool{r}d_with_indices"), (x, K, St, P, D, False)
+        if call == BWD_PRE:
+            packet = getattr(AT, f"max_pool{r}d_with_indices_backward")
+            args = (S.dy,) + args + (S.reference(op)["idx"],)
+    if call == FWD_PRE:
+        overload, names, nbytes = packet.out, ("out", "indices") if with_idx else ("out",), fwd_bytes
+    else:
+        idx_bytes = 8 * S.dy.numel() if with_idx else 0
+        overload, names, nbytes = packet.grad_input, ("grad_input",), size(S.dy, x) + idx_bytes  # dy, indices, dx
+    # outputs in the layout the operator's allocating overload gives them: PyTorch 1.13's 3-d max pooling out= and
+    # grad_input= write NCDHW data into whatever they are given, channels-last or not
+    template = packet.default(*args)
+    outs = {n: S.out(None, like=t) for n, t in zip(names, template if isinstance(template, tuple) else (template,))}
+    return Call(lambda: overload(*args, **outs), nbytes, lambda: tuple(outs.values()))
+
+
+def poolkit_call(S, op, call):
+    x, g, xn = S.x, S.g, S.x.numpy()
+    dyn = S.dy.numpy()
+    if op.startswith("max"):
+        idx_dtype = None if op == "max" else torch.int64 if "int64" in op else S.compact
+        idx_bytes = 0 if idx_dtype is None else S.dy.numel() * torch.empty(0, dtype=idx_dtype).element_size()
+        if call == FWD:
+            fn = S.torch_fn(op, idx_dtype is not None)[1]
+            return Call(lambda: fn(x), size(x, S.dy) + idx_bytes)
+        if call == TRAIN:
+            return train_call(S, S.torch_fn(op)[1])
+        if call == FWD_PRE:
+            y = S.out(S.y_shape)
+            am = None if idx_dtype is None else S.out(S.y_shape, idx_dtype)
+            yn, amn = y.numpy(), None if am is None else am.numpy()
+            outs = (lambda: (y, am)) if idx_dtype == torch.int64 else (lambda: (y,))  # the compact form is local
+            return Call(lambda: core.max_pool_forward(g, xn, yn, amn), size(x, y) + idx_bytes, outs)
+        am, dx = S.argmax(idx_dtype), S.out(list(x.shape))
+        amn, dxn = am.numpy(), dx.numpy()
+        return Call(lambda: core.max_pool_backward(g, dyn, amn, None, dxn), size(S.dy, am, dx), lambda: (dx,))
+    if call == FWD:
+        fn = S.torch_fn(op)[1]
+        return Call(lambda: fn(x), size(x, S.dy))
+    if call == TRAIN:
+        return train_call(S, S.torch_fn(op)[1])
+    if call == FWD_PRE:
+        y = S.out(S.y_shape)
+        yn = y.numpy()
+        return Call(lambda: core.avg_pool_forward(g, S.cip, None, xn, yn), size(x, y), lambda: (y,))
+    dx = S.out(list(x.shape))
+    dxn = dx.numpy()
+    return Call(lambda: core.avg_pool_backward(g, S.cip, None, dyn, dxn), size(S.dy, dx), lambda: (dx,))
+
+
+def ort_session(S, op):
+    """An InferenceSession of the one ONNX node for op, with --threads intra-op threads; cached per Setup."""
+    with_idx = op.startswith("max+")
+    key = "max+" if with_idx else op
+    if key not in S._sessions:
+        outputs = ["y", "i"] if with_idx else ["y"]
+        if op == "global avg":
+            node = helper.make_node("GlobalAveragePool", ["x"], outputs)
+        else:
+            K, St, P, _ = S.win
+            attrs = dict(kernel_shape=K, strides=St, pads=P * 2)
+            if op == "avg":
+                attrs["count_include_pad"] = int(S.cip)
+            node = helper.make_node("MaxPool" if op.startswith("max") else "AveragePool", ["x"], outputs, **attrs)
+        types = {"y": TensorProto.FLOAT, "i": TensorProto.INT64}
+        graph = helper.make_graph([node], "pool", [helper.make_tensor_value_info("x", TensorProto.FLOAT, S.x.shape)],
+                                  [helper.make_tensor_value_info(o, types[o], None) for o in outputs])
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+        model.ir_version = 8
+        so = ort.SessionOptions()
+        so.intra_op_num_threads, so.inter_op_num_threads = ARGS.threads, 1
+        S._sessions[key] = ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
+    return S._sessions[key]
+
+
+def ort_call(S, op, call):
+    if ort is None or S.nhwc or S.kind == "adaptive" or call not in (FWD, FWD_PRE):
+        return None  # ORT's CPU pooling is NCHW, has no adaptive 13->7 operator, and no backward
+    sess, xn, with_idx = ort_session(S, op), S.x.numpy(), op.startswith("max+")
+    nbytes = size(S.x, S.dy) + (8 * S.dy.numel() if with_idx else 0)
+    if call == FWD:
+        return Call(lambda: sess.run(None, {"x": xn}), nbytes)
+    y = np.full(S.y_shape, np.nan, np.float32)
+    i = np.full(S.y_shape, -1, np.int64)
+    binding = sess.io_binding()
+    binding.bind_ortvalue_input("x", ort.OrtValue.ortvalue_from_numpy(xn))
+    binding.bind_ortvalue_output("y", ort.OrtValue.ortvalue_from_numpy(y))
+    if with_idx:
+        binding.bind_ortvalue_output("i", ort.OrtValue.ortvalue_from_numpy(i))
+
+    def outs():  # ONNX's indices count over the whole tensor, PyTorch's within each (n, c) plane
+        plane = int(np.prod(S.x.shape[2:]))
+        base = torch.arange(S.x.shape[0] * S.x.shape[1]).reshape(list(S.x.shape[:2]) + [1] * S.r) * plane
+        return (torch.from_numpy(y), torch.from_numpy(i) - base) if with_idx else (torch.from_numpy(y),)
+    return Call(lambda: sess.run_with_iobinding(binding), nbytes, outs)
+
+
+CALLS = {"PyTorch": torch_call, "ONNX Runtime": ort_call, "poolkit": poolkit_call}
+
+
+# ---- running and checking --------------------------------------------------------------------------------------
+
+def check(S, lib, op, call, outs):
+    """Compare a call's results with PyTorch's allocating ones; a mismatch becomes a warning, not an error."""
+    ref = S.reference(op)
+    want = (ref["dx"],) if call == BWD_PRE else (ref["y"], ref["idx"])[:len(outs)]
+    exact = op.startswith("max") and call != BWD_PRE  # sums of gradients and averages may round differently
+    for name, a, b in zip(("result", "indices"), outs, want):
+        a = a.to(b.dtype)
+        same = torch.equal(a, b) if exact or name == "indices" else torch.allclose(a, b, rtol=1e-5, atol=1e-6)
+        if not same:
+            msg = f"{S.name} {S.layout} {op} {call}: {lib}'s {name} differs from PyTorch's allocating call"
+            WARNINGS.append(msg)
+            print("\nwarning: " + msg, file=sys.stderr)
 
 
 def run():
     copy = copy_bandwidth()
     rows = []
+    layouts = ("nchw", "nhwc") if ARGS.layout == "both" else (ARGS.layout,)
     cases = [c for c in CASES if not ARGS.case or c[0] in ARGS.case]
-    total = sum(2 * 2 * len(functions(c)) for c in cases)
+    total = len(layouts) * sum(len(calls) for c in cases for _, calls in operators(c[2]))
     done = 0
     for case in cases:
-        for layout in ("nchw", "nhwc"):
-            x = torch.rand(case[1])
-            if layout == "nhwc":
-                x = x.to(memory_format=torch.channels_last if x.dim() == 4 else torch.channels_last_3d)
-            for op, tfn, pfn in functions(case):
-                y = tfn(x)
-                out = y if isinstance(y, torch.Tensor) else y[0]
-                fwd_bytes = nbytes(x) + sum(nbytes(t) for t in (y if isinstance(y, tuple) else (y,)))
-                for mode in ("forward", "train step"):
+        for layout in layouts:
+            S = Setup(case, layout)
+            for op, calls in operators(S.kind, str(S.compact).replace("torch.", "")):
+                for call in calls:
                     done += 1
-                    print(f"\r[{done}/{total}] {case[0]} {layout} {op} {mode} ...          ", end="", file=sys.stderr)
-                    if mode == "forward":
-                        tt = median_seconds(lambda: tfn(x), ARGS.reps)
-                        tp = median_seconds(lambda: pfn(x), ARGS.reps)
-                        b = fwd_bytes
-                    else:
-                        if "indices" in op:
+                    print(f"\r[{done}/{total}] {case[0]} {layout} {op} {call} ...          ", end="", file=sys.stderr)
+                    result = {}
+                    for lib in LIBS:
+                        c = CALLS[lib](S, op, call)
+                        if c is None:
                             continue
-                        xg = x.detach().clone(memory_format=torch.preserve_format).requires_grad_()
-                        dy = torch.rand_like(out)
-
-                        def step(fn):
-                            xg.grad = None
-                            fn(xg).backward(dy)
-                        tt = median_seconds(lambda: step(tfn), ARGS.reps)
-                        tp = median_seconds(lambda: step(pfn), ARGS.reps)
-                        b = nbytes(x) + 2 * nbytes(out) + nbytes(x)  # x, y, dy, dx once each
-                    rows.append((case[0], layout, op, mode, tt, tp, b))
-    print("\r" + " " * 70 + "\r", end="", file=sys.stderr)
+                        result[lib] = (median_seconds(c.fn, ARGS.reps), c.nbytes)
+                        if c.outs is not None:
+                            check(S, lib, op, call, c.outs())
+                    rows.append((case[0], layout, op, call, result))
+            del S
+    print("\r" + " " * 100 + "\r", end="", file=sys.stderr)
     return copy, rows
 
 
+# ---- reporting -------------------------------------------------------------------------------------------------
+
 def write_png(path, rows, copy):
-    """A bar chart without plotting libraries: per row, PyTorch (grey) and poolkit (blue) as fractions of copy."""
-    bar, gap, height = 6, 6, 200
-    width = max(1, len(rows) * (2 * bar + gap) + gap)
+    """A bar chart without plotting libraries: per row, a bar per library (PyTorch grey, ONNX Runtime orange,
+    poolkit blue) as fraction of copy; a library without the call leaves its slot empty."""
+    bar, gap, height = 5, 6, 200
+    step = len(LIBS) * bar + gap
+    width = max(1, len(rows) * step + gap)
     img = [[(255, 255, 255)] * width for _ in range(height)]
     for y in (0, height // 2):  # lines at 1.0 and 0.5 of copy
         for x in range(width):
             img[y][x] = (200, 80, 80)
-    for i, (_, _, _, _, tt, tp, b) in enumerate(rows):
-        for j, (t, colour) in enumerate(((tt, (150, 150, 150)), (tp, (40, 90, 200)))):
+    for i, (*_, result) in enumerate(rows):
+        for j, lib in enumerate(LIBS):
+            if lib not in result:
+                continue
+            t, b = result[lib]
             frac = min(1.0, b / t / copy)
-            x0 = gap + i * (2 * bar + gap) + j * bar
+            x0 = gap + i * step + j * bar
             for y in range(height - int(frac * (height - 1)), height):
                 for x in range(x0, x0 + bar):
-                    img[y][x] = colour
+                    img[y][x] = COLOURS[lib]
     raw = b"".join(b"\x00" + bytes(c for px in row for c in px) for row in img)
 
     def chunk(kind, data):
@@ -156,21 +386,50 @@ def write_png(path, rows, copy):
                 chunk(b"IDAT", zlib.compress(raw, 9)) + chunk(b"IEND", b""))
 
 
+def table_row(name, layout, op, call, result, copy):
+    def cell(lib, f):
+        return f(*result[lib]) if lib in result else "n/a"
+    ms = [cell(lib, lambda t, b: f"{t * 1e3:.2f}") for lib in LIBS]
+    frac = [cell(lib, lambda t, b: f"{b / t / copy:.2f}") for lib in LIBS]
+    pk = result.get("poolkit")
+    up = [f"{result[lib][0] / pk[0]:.2f}x" if pk and lib in result else "n/a" for lib in LIBS[:2]]
+    return "| " + " | ".join([name, layout, op.replace("*", "\\*"), call] + ms + frac + up) + " |"
+
+
+def command_line():
+    cmd = f"python bench/compare.py --threads {ARGS.threads} --reps {ARGS.reps}"
+    cmd += "".join(f" --case {c}" for c in ARGS.case or [])
+    return cmd + (f" --layout {ARGS.layout}" if ARGS.layout != "both" else "")
+
+
 def main():
     copy, rows = run()
     png = os.path.splitext(ARGS.out)[0] + ".png"
-    lines = [f"# poolkit vs PyTorch {torch.__version__} (CPU), {ARGS.threads} thread(s)", "",
+    peers = f"PyTorch {torch.__version__} (CPU)" + (f" and ONNX Runtime {ort.__version__}" if ort else "")
+    lines = [f"# poolkit vs {peers}, {ARGS.threads} thread(s)", "",
              f"Machine: {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs. Plain copy "
-             f"{copy / 1e9:.1f} GB/s (bytes read + written). Command: `python bench/compare.py --threads "
-             f"{ARGS.threads} --reps {ARGS.reps}`. Allocating calls (torch.nn.functional vs poolkit.torch); the "
-             "train step is forward with autograd, then backward.", "",
-             "| case | layout | operator | call | PyTorch ms | poolkit ms | PyTorch of copy | poolkit of copy | "
-             "poolkit speed-up |", "|---|---|---|---|---|---|---|---|---|"]
-    for name, layout, op, mode, tt, tp, b in rows:
-        lines.append(f"| {name} | {layout} | {op} | {mode} | {tt * 1e3:.2f} | {tp * 1e3:.2f} | "
-                     f"{b / tt / copy:.2f} | {b / tp / copy:.2f} | {tt / tp:.2f}x |")
-    lines += ["", f"Chart: `{os.path.basename(png)}` (per row: PyTorch grey, poolkit blue; fraction of copy, "
-              "red lines at 0.5 and 1.0)."]
+             f"{copy / 1e9:.1f} GB/s (bytes read + written). Command: `{command_line()}`. One process, the same "
+             "thread count for every library (ONNX Runtime: intra_op_num_threads, one inter-op thread).", "",
+             "Calls: allocating = torch.nn.functional, InferenceSession.run, poolkit.torch; preallocated = outputs "
+             "made once before timing, then aten `*.out` / `*_backward.grad_input`, `run_with_iobinding`, "
+             "poolkit._core on NumPy views of the tensors; train step = forward with autograd, then backward. "
+             "Fraction of copy: each input read once and each output written once, indices at the width that library "
+             "stores (train step: x, y, dy, dx). n/a: the library has no such call (PyTorch: no out= max pool "
+             "without indices, and `_adaptive_avg_pool2d_backward.out` is a generated allocate-and-copy; ONNX "
+             "Runtime: NCHW forward only, no adaptive 13->7 operator).", "",
+             "\\* poolkit's compact window-local argmax (what poolkit.torch saves for backward); PyTorch and ONNX "
+             "Runtime have no compact form, so their columns in these rows are their int64-indices calls.", "",
+             "| case | layout | operator | call | PyTorch ms | ONNX Runtime ms | poolkit ms | PyTorch of copy | "
+             "ONNX Runtime of copy | poolkit of copy | poolkit vs PyTorch | poolkit vs ONNX Runtime |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    lines += [table_row(*row, copy) for row in rows]
+    lines += ["", f"Chart: `{os.path.basename(png)}` (per row: PyTorch grey, ONNX Runtime orange, poolkit blue; "
+              "fraction of copy, red lines at 0.5 and 1.0; an empty slot is n/a)."]
+    if ORT_MISSING:
+        lines += ["", f"ONNX Runtime left out: {ORT_MISSING}."]
+    if WARNINGS:
+        lines += ["", "Result checks that failed (each call's results against PyTorch's allocating call):"]
+        lines += [f"- {w}" for w in WARNINGS]
     with open(ARGS.out, "w") as f:
         f.write("\n".join(lines) + "\n")
     write_png(png, rows, copy)
