@@ -175,33 +175,53 @@ bool channels_last(const Backward& b) {
     if (!ok) return false;
   }
   const Covers ct(A.axis), ch(B.axis), cw(W.axis);
+  std::vector<int64_t> divisor[3];  // average: per axis and output
+  if (!b.is_max)
+    for (int i = 0; i < 3; ++i)
+      for (int64_t o = 0; o < b.g3.axes[i].out; ++o)
+        divisor[i].push_back(b.opt.divisor_override ? (i == 0 ? *b.opt.divisor_override : 1)
+                                                    : b.g3.axes[i].divisor(o, b.opt.count_include_pad));
+  // One dx row (n, t, h) per task: its covering output rows (ot, oh) first, then per pixel w their outputs ow,
+  // so the terms of a pixel come in increasing output order.
+  struct OutRow {
+    int64_t offset, code, divisor;  // dy/argmax offset of (n, 0, ot, oh, 0); code of (jt, jh, 0); dt * dh
+  };
   return parallel_for(b.N * A.axis.in * B.axis.in, b.work, [&](int64_t i) {
+    thread_local std::vector<OutRow> rows;
     thread_local std::vector<const void*> dyp, amp;
     thread_local std::vector<int64_t> code, div;
-    int64_t h = i % B.axis.in, t = (i / B.axis.in) % A.axis.in, n = i / (B.axis.in * A.axis.in);
+    const int64_t h = i % B.axis.in, t = (i / B.axis.in) % A.axis.in, n = i / (B.axis.in * A.axis.in);
+    rows.clear();
+    for (int64_t x0 = ct.begin[t]; x0 < ct.begin[t + 1]; ++x0)
+      for (int64_t x1 = ch.begin[h]; x1 < ch.begin[h + 1]; ++x1) {
+        const int64_t ot = ct.o[x0], oh = ch.o[x1];
+        rows.push_back({b.dy.offset(n, 0, ot, oh, 0), b.tab.local(ct.j[x0], ch.j[x1], 0),
+                        b.is_max ? 1 : divisor[0][size_t(ot)] * divisor[1][size_t(oh)]});
+      }
+    const size_t most = rows.size() * size_t(W.axis.kernel + 1);
+    dyp.resize(most), amp.resize(most), code.resize(most), div.resize(most);
+    GatherJob j;
+    j.channels = b.C;
+    j.dy = dyp.data();
+    j.argmax = amp.data();
+    j.code = code.data();
+    j.divisor = div.data();
+    j.form = b.form;
+    const int64_t ys = b.dy.s[4];
     for (int64_t w = 0; w < W.axis.in; ++w) {
-      dyp.clear(), amp.clear(), code.clear(), div.clear();
-      for (int64_t x0 = ct.begin[t]; x0 < ct.begin[t + 1]; ++x0)
-        for (int64_t x1 = ch.begin[h]; x1 < ch.begin[h + 1]; ++x1)
-          for (int64_t x2 = cw.begin[w]; x2 < cw.begin[w + 1]; ++x2) {
-            int64_t a = ct.o[x0], bb = ch.o[x1], d = cw.o[x2];
-            int64_t off = b.dy.offset(n, 0, a, bb, d);
-            dyp.push_back(b.dy.at<char>(off));
-            if (b.is_max) {
-              amp.push_back(b.am.at<char>(off));
-              code.push_back(b.form == IndexForm::I64 ? b.tab.flat(t, h, w) : b.tab.local(ct.j[x0], ch.j[x1], cw.j[x2]));
-            } else {
-              div.push_back(b.divisor(a, bb, d));
-            }
+      size_t k = 0;
+      for (const OutRow& r : rows)
+        for (int64_t x2 = cw.begin[w]; x2 < cw.begin[w + 1]; ++x2, ++k) {
+          const int64_t ow = cw.o[x2], off = r.offset + ow * ys;
+          dyp[k] = b.dy.at<char>(off);
+          if (b.is_max) {
+            amp[k] = b.am.at<char>(off);
+            code[k] = b.form == IndexForm::I64 ? b.tab.flat(t, h, w) : r.code + cw.j[x2];
+          } else {
+            div[k] = r.divisor * divisor[2][size_t(ow)];
           }
-      GatherJob j;
-      j.channels = b.C;
-      j.nterms = int(dyp.size());
-      j.dy = dyp.data();
-      j.argmax = amp.data();
-      j.code = code.data();
-      j.divisor = div.data();
-      j.form = b.form;
+        }
+      j.nterms = int(k);
       j.dx = b.dx.at<char>(b.dx.offset(n, 0, t, h, w));
       if (b.is_max) f32 ? gather_max_backward_f32(j) : gather_max_backward_f64(j);
       else f32 ? gather_avg_backward_f32(j) : gather_avg_backward_f64(j);
