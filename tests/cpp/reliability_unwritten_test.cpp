@@ -4,7 +4,9 @@
 #include <cmath>
 
 // GCC 12 reports a false -Wrestrict inside std::string operator+ when bits_equal is inlined at -O3 (GCC bug 105329).
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wrestrict"
+#endif
 
 #include "op_cases.hpp"
 #include "test_util.hpp"
