@@ -3,8 +3,11 @@
 // row kernel that writes dx rows whole; channels-last gathers over the covering outputs of each input pixel,
 // vectorised over C, adding in increasing output order as the reference does. The rest: backward_rows.cpp.
 #include <cstring>
+#include <memory>
 
 #include "../backends.hpp"
+#include "poolkit/memory.hpp"
+#include "argmax_local.hpp"
 #include "backward.hpp"
 #include "half.hpp"
 
@@ -236,6 +239,13 @@ bool run_backward(bool is_max, const Geometry& g, const AvgOptions& opt, const T
   if (is_max && !am.data) return false;  // without a saved argmax: see max_pool_backward below
   if ((dx.dtype == DType::bf16 || dx.dtype == DType::f16) && half_backward(is_max, g, opt, dy, am, dx)) return true;
   Geometry g3 = as3d(g);
+  if (is_max && am.dtype == DType::i64 && (am.is_contiguous() || am.is_contiguous(Layout::ChannelsLast))) {
+    // the compact form first (checked on the way): every path below is fastest on it
+    std::unique_ptr<void, void (*)(void*)> buf(allocate(size_t(am.numel()) * 4), release);
+    const Layout layout = am.is_contiguous() ? Layout::ChannelsFirst : Layout::ChannelsLast;
+    const TensorView local(buf.get(), DType::i32, am.shape, layout);
+    if (flat_argmax_to_local(g3, am, local)) return run_backward(is_max, g, opt, dy, local, dx);
+  }
   Backward b{is_max, g3, Tables(g3), View5(dy), View5(dx), View5(am), index_form(am), dx.shape[0], dx.shape[1],
              opt, dtype_size(dx.dtype), dx.numel() + dy.numel(), dx.dtype};
   const bool simd = (dx.dtype == DType::f32 || dx.dtype == DType::f64) && (!is_max || b.am.same_strides(b.dy));

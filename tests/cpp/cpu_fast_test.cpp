@@ -219,6 +219,32 @@ TEST_F(CpuFast, HalfTypesInBlocksMatchReference) {
       }
 }
 
+// A flat (int64) argmax naming a cell of the plane that is not in its window, or no cell at all, is refused too
+// (it goes through the conversion to window-local codes first), for tiled and overlapping windows.
+TEST_F(CpuFast, BadFlatArgmaxIsAnIndexError) {
+  for (int64_t k : {2, 3})
+    for (Layout lay : {Layout::ChannelsFirst, Layout::ChannelsLast})
+      for (int64_t bad : {int64_t(15), int64_t(-1), int64_t(16)}) {
+        Geometry g = torch_geometry({4, 4}, {k, k}, {2, 2}, {k - 2, k - 2}, {1, 1}, false);
+        Buf am = make(DType::i64, {1, 3, 2, 2}, lay, false), dy = make(DType::f32, {1, 3, 2, 2}, lay, false);
+        Buf dx = make(DType::f32, {1, 3, 4, 4}, lay, false);
+        Buf x = make(DType::f32, {1, 3, 4, 4}, lay, false), y = make(DType::f32, {1, 3, 2, 2}, lay, false);
+        fill(x.view, rng, false);
+        fill(dy.view, rng, false);
+        ref::max_pool_forward(g, x.view, y.view, am.view);  // valid indices, then one spoiled
+        const int64_t at[4] = {0, 1, 0, 0};
+        set(am.view, at, double(bad));  // cell 15 is in the last window only; -1 and 16 are no cell
+        SCOPED_TRACE("kernel " + std::to_string(k) + " bad " + std::to_string(bad));
+        EXPECT_FALSE(cpu::max_pool_backward(g, dy.view, am.view, TensorView{}, dx.view));
+        try {
+          max_pool_backward(g, dy.view, am.view, TensorView{}, dx.view);
+          ADD_FAILURE() << "no error";
+        } catch (const Error& e) {
+          EXPECT_EQ(e.kind(), ErrorKind::Index);
+        }
+      }
+}
+
 // A saved argmax that names a cell outside its window is not routed silently: the fast path declines and the
 // public call raises the reference's IndexError.
 TEST_F(CpuFast, BadArgmaxIsAnIndexError) {

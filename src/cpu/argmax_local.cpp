@@ -1,0 +1,71 @@
+// The cell a flat index v names lies at offset r = v - flat(origin of the window) from the window's first tap;
+// r identifies the tap through a table over the window's span (built once per call), and a tap counts when it
+// is inside the input for that output (windows clipped by the border, adaptive windows shorter than the
+// largest). Flat positions of in-range cells are distinct, so a hit is the very cell.
+#include "argmax_local.hpp"
+
+#include <vector>
+
+#include "common.hpp"
+
+namespace poolkit::cpu {
+
+bool flat_argmax_to_local(const Geometry& g3, const TensorView& flat, const TensorView& local) {
+  const Tables tab(g3);
+  const AxisTable* ax[3] = {&tab.t, &tab.h, &tab.w};
+  const int64_t H = tab.h.axis.in, W = tab.w.axis.in;
+  const int64_t unit[3] = {H * W, W, 1};  // flat distance of one step along each axis
+  const int64_t K[3] = {tab.t.axis.kernel, tab.h.axis.kernel, tab.w.axis.kernel};
+  if (K[0] * K[1] * K[2] > (int64_t(1) << 20)) return false;
+  int64_t span = 1;
+  for (int i = 0; i < 3; ++i) span += (K[i] - 1) * ax[i]->axis.step() * unit[i];
+  if (span > (int64_t(1) << 22)) return false;
+  std::vector<int32_t> id(size_t(span), -1);
+  std::vector<int32_t> tap[3];
+  for (int64_t a = 0; a < K[0]; ++a)
+    for (int64_t b = 0; b < K[1]; ++b)
+      for (int64_t c = 0; c < K[2]; ++c) {
+        const int64_t r = a * tab.t.axis.step() * unit[0] + b * tab.h.axis.step() * unit[1] + c * tab.w.axis.step();
+        if (id[size_t(r)] >= 0) return false;  // two taps at one offset: the table cannot tell them apart
+        id[size_t(r)] = int32_t(tab.local(a, b, c));
+        tap[0].push_back(int32_t(a)), tap[1].push_back(int32_t(b)), tap[2].push_back(int32_t(c));
+      }
+  // per axis and output: the flat offset of the window's origin, and whether every tap is inside the input
+  std::vector<int64_t> base[3];
+  std::vector<uint8_t> whole[3];
+  for (int i = 0; i < 3; ++i)
+    for (int64_t o = 0; o < ax[i]->axis.out; ++o) {
+      base[i].push_back(ax[i]->origin[size_t(o)] * unit[i]);
+      whole[i].push_back(ax[i]->first[size_t(o)] == 0 && ax[i]->last[size_t(o)] == K[i]);
+    }
+  const View5 f(flat), l(local);
+  const int64_t N = flat.shape[0], C = flat.shape[1], OT = tab.t.axis.out, OH = tab.h.axis.out, OW = tab.w.axis.out;
+  return parallel_for(N * C * OT, flat.numel(), [&](int64_t i) {
+    const int64_t ot = i % OT, c = (i / OT) % C, n = i / (OT * C);
+    bool ok = true;
+    for (int64_t oh = 0; oh < OH; ++oh) {
+      const int64_t row = base[0][size_t(ot)] + base[1][size_t(oh)];
+      const bool whole_th = whole[0][size_t(ot)] && whole[1][size_t(oh)];
+      const int64_t* v = f.at<int64_t>(f.offset(n, c, ot, oh, 0));
+      int32_t* out = l.at<int32_t>(l.offset(n, c, ot, oh, 0));
+      const int64_t vs = f.s[4], os = l.s[4];
+      for (int64_t ow = 0; ow < OW; ++ow) {
+        const int64_t r = v[ow * vs] - row - base[2][size_t(ow)];
+        int32_t code = uint64_t(r) < uint64_t(span) ? id[size_t(r)] : -1;
+        if (code >= 0 && !(whole_th && whole[2][size_t(ow)])) {
+          const int64_t o[3] = {ot, oh, ow};
+          for (int a = 0; a < 3; ++a) {
+            const int64_t j = tap[a][size_t(code)];
+            if (j < ax[a]->first[size_t(o[a])] || j >= ax[a]->last[size_t(o[a])]) code = -1;
+            if (code < 0) break;
+          }
+        }
+        ok &= code >= 0;
+        out[ow * os] = code;
+      }
+    }
+    return ok;
+  });
+}
+
+}  // namespace poolkit::cpu
