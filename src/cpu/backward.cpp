@@ -165,6 +165,11 @@ bool pixel_argmax_valid(const Backward& b, int64_t n, int64_t ot, int64_t oh, in
   return true;
 }
 
+template <class T>
+void divide(const T* from, T* to, int64_t n, T d) {
+  for (int64_t c = 0; c < n; ++c) to[c] = from[c] / d;
+}
+
 bool channels_last(const Backward& b) {
   const AxisTable &A = b.tab.t, &B = b.tab.h, &W = b.tab.w;
   const bool f32 = b.esize == 4;
@@ -184,44 +189,61 @@ bool channels_last(const Backward& b) {
       for (int64_t o = 0; o < b.g3.axes[i].out; ++o)
         divisor[i].push_back(b.opt.divisor_override ? (i == 0 ? *b.opt.divisor_override : 1)
                                                     : b.g3.axes[i].divisor(o, b.opt.count_include_pad));
+  // Average: each output divided by its divisor once, into a channels-last copy (the gather then only adds;
+  // the same divisions and additions as the reference's, so the same bits).
+  std::unique_ptr<void, void (*)(void*)> qbuf(nullptr, release);
+  View5 q = b.dy;
+  if (!b.is_max) {
+    const int64_t OT = A.axis.out, OH = B.axis.out, OW = W.axis.out;
+    qbuf.reset(allocate(size_t(b.N * OT * OH * OW * b.C * b.esize)));
+    q.data = static_cast<char*>(qbuf.get());
+    q.s[4] = b.C, q.s[3] = OW * b.C, q.s[2] = OH * OW * b.C, q.s[1] = 1, q.s[0] = OT * OH * OW * b.C;
+    if (!parallel_for(b.N * OT * OH, b.work, [&](int64_t i) {
+          const int64_t oh = i % OH, ot = (i / OH) % OT, n = i / (OH * OT);
+          for (int64_t ow = 0; ow < OW; ++ow) {
+            const int64_t d = divisor[0][size_t(ot)] * divisor[1][size_t(oh)] * divisor[2][size_t(ow)];
+            const int64_t from = b.dy.offset(n, 0, ot, oh, ow), to = q.offset(n, 0, ot, oh, ow);
+            if (f32) divide(b.dy.at<float>(from), q.at<float>(to), b.C, float(d));
+            else divide(b.dy.at<double>(from), q.at<double>(to), b.C, double(d));
+          }
+          return true;
+        }))
+      return false;
+  }
   // One dx row (n, t, h) per task: its covering output rows (ot, oh) first, then per pixel w their outputs ow,
   // so the terms of a pixel come in increasing output order.
   struct OutRow {
-    int64_t offset, code, divisor;  // dy/argmax offset of (n, 0, ot, oh, 0); code of (jt, jh, 0); dt * dh
+    int64_t offset, code;  // offset of (n, 0, ot, oh, 0) in q (and the argmax); code of (jt, jh, 0)
   };
   return parallel_for(b.N * A.axis.in * B.axis.in, b.work, [&](int64_t i) {
     thread_local std::vector<OutRow> rows;
     thread_local std::vector<const void*> dyp, amp;
-    thread_local std::vector<int64_t> code, div;
+    thread_local std::vector<int64_t> code;
     const int64_t h = i % B.axis.in, t = (i / B.axis.in) % A.axis.in, n = i / (B.axis.in * A.axis.in);
     rows.clear();
     for (int64_t x0 = ct.begin[t]; x0 < ct.begin[t + 1]; ++x0)
       for (int64_t x1 = ch.begin[h]; x1 < ch.begin[h + 1]; ++x1) {
         const int64_t ot = ct.o[x0], oh = ch.o[x1];
-        rows.push_back({b.dy.offset(n, 0, ot, oh, 0), b.tab.local(ct.j[x0], ch.j[x1], 0),
-                        b.is_max ? 1 : divisor[0][size_t(ot)] * divisor[1][size_t(oh)]});
+        rows.push_back({q.offset(n, 0, ot, oh, 0), b.tab.local(ct.j[x0], ch.j[x1], 0)});
       }
     const size_t most = rows.size() * size_t(W.axis.kernel + 1);
-    dyp.resize(most), amp.resize(most), code.resize(most), div.resize(most);
+    dyp.resize(most), amp.resize(most), code.resize(most);
     GatherJob j;
     j.channels = b.C;
     j.dy = dyp.data();
     j.argmax = amp.data();
     j.code = code.data();
-    j.divisor = div.data();
     j.form = b.form;
-    const int64_t ys = b.dy.s[4];
+    const int64_t ys = q.s[4];
     for (int64_t w = 0; w < W.axis.in; ++w) {
       size_t k = 0;
       for (const OutRow& r : rows)
         for (int64_t x2 = cw.begin[w]; x2 < cw.begin[w + 1]; ++x2, ++k) {
-          const int64_t ow = cw.o[x2], off = r.offset + ow * ys;
-          dyp[k] = b.dy.at<char>(off);
+          const int64_t off = r.offset + cw.o[x2] * ys;
+          dyp[k] = q.at<char>(off);
           if (b.is_max) {
             amp[k] = b.am.at<char>(off);
             code[k] = b.form == IndexForm::I64 ? b.tab.flat(t, h, w) : r.code + cw.j[x2];
-          } else {
-            div[k] = r.divisor * divisor[2][size_t(ow)];
           }
         }
       j.nterms = int(k);

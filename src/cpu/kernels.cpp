@@ -327,7 +327,7 @@ void gather_backward(const GatherJob& j) {
           auto match = hn::RebindMask(d, (load_argmax(di, j.form, j.argmax[t], c) == hn::Set(di, TI(j.code[t]))));
           sum = hn::Add(sum, hn::IfThenElseZero(match, g));
         } else {
-          sum = hn::Add(sum, hn::Div(g, hn::Set(d, T(j.divisor[t]))));
+          sum = hn::Add(sum, j.divisor ? hn::Div(g, hn::Set(d, T(j.divisor[t]))) : g);
         }
       }
       hn::StoreU(sum, d, dx + c);
@@ -340,7 +340,7 @@ void gather_backward(const GatherJob& j) {
       if constexpr (kMax) {
         if (load_index(j.form, j.argmax[t], c) == j.code[t]) sum += g;
       } else {
-        sum += g / T(j.divisor[t]);
+        sum += j.divisor ? g / T(j.divisor[t]) : g;
       }
     }
     dx[c] = sum;

@@ -59,7 +59,7 @@ void tiled_avg_backward_f64(const TiledBackwardJob& job);
 
 // Channels-last gather over C: dx[c] = 0 + sum over terms t of (match ? dy_t[c] (/ divisor_t) : 0), in term
 // order. Max: a term matches where argmax_t[c] == code_t (argmax in `form`, never None). Average: every term
-// matches and is divided by its divisor.
+// matches and is divided by its divisor (none given: the terms are already divided).
 struct GatherJob {
   int64_t channels = 0;
   int nterms = 0;
