@@ -219,6 +219,7 @@ bool channels_last(const Backward& b) {
     thread_local std::vector<OutRow> rows;
     thread_local std::vector<const void*> dyp, amp;
     thread_local std::vector<int64_t> code;
+    thread_local std::vector<int> begin;
     const int64_t h = i % B.axis.in, t = (i / B.axis.in) % A.axis.in, n = i / (B.axis.in * A.axis.in);
     rows.clear();
     for (int64_t x0 = ct.begin[t]; x0 < ct.begin[t + 1]; ++x0)
@@ -226,31 +227,32 @@ bool channels_last(const Backward& b) {
         const int64_t ot = ct.o[x0], oh = ch.o[x1];
         rows.push_back({q.offset(n, 0, ot, oh, 0), b.tab.local(ct.j[x0], ch.j[x1], 0)});
       }
-    const size_t most = rows.size() * size_t(W.axis.kernel + 1);
-    dyp.resize(most), amp.resize(most), code.resize(most);
+    dyp.clear(), amp.clear(), code.clear(), begin.assign(1, 0);
+    const int64_t ys = q.s[4];
+    for (int64_t w = 0; w < W.axis.in; ++w) {
+      for (const OutRow& r : rows)
+        for (int64_t x2 = cw.begin[w]; x2 < cw.begin[w + 1]; ++x2) {
+          const int64_t off = r.offset + cw.o[x2] * ys;
+          dyp.push_back(q.at<char>(off));
+          if (b.is_max) {
+            amp.push_back(b.am.at<char>(off));
+            code.push_back(b.form == IndexForm::I64 ? b.tab.flat(t, h, w) : r.code + cw.j[x2]);
+          }
+        }
+      begin.push_back(int(dyp.size()));
+    }
     GatherJob j;
     j.channels = b.C;
+    j.pixels = W.axis.in;
+    j.dx_step = b.dx.s[4];
+    j.term_begin = begin.data();
     j.dy = dyp.data();
     j.argmax = amp.data();
     j.code = code.data();
     j.form = b.form;
-    const int64_t ys = q.s[4];
-    for (int64_t w = 0; w < W.axis.in; ++w) {
-      size_t k = 0;
-      for (const OutRow& r : rows)
-        for (int64_t x2 = cw.begin[w]; x2 < cw.begin[w + 1]; ++x2, ++k) {
-          const int64_t off = r.offset + cw.o[x2] * ys;
-          dyp[k] = q.at<char>(off);
-          if (b.is_max) {
-            amp[k] = b.am.at<char>(off);
-            code[k] = b.form == IndexForm::I64 ? b.tab.flat(t, h, w) : r.code + cw.j[x2];
-          }
-        }
-      j.nterms = int(k);
-      j.dx = b.dx.at<char>(b.dx.offset(n, 0, t, h, w));
-      if (b.is_max) f32 ? gather_max_backward_f32(j) : gather_max_backward_f64(j);
-      else f32 ? gather_avg_backward_f32(j) : gather_avg_backward_f64(j);
-    }
+    j.dx = b.dx.at<char>(b.dx.offset(n, 0, t, h, 0));
+    if (b.is_max) f32 ? gather_max_backward_f32(j) : gather_max_backward_f64(j);
+    else f32 ? gather_avg_backward_f32(j) : gather_avg_backward_f64(j);
     return true;
   });
 }

@@ -314,36 +314,32 @@ void gather_backward(const GatherJob& j) {
   using TI = hwy::MakeSigned<T>;
   const hn::RebindToSigned<decltype(d)> di;
   const int64_t N = int64_t(hn::Lanes(d));
-  T* dx = static_cast<T*>(j.dx);
-  bool vector = !kMax || (sizeof(T) == 4 ? j.form != IndexForm::I64
-                                         : (j.form == IndexForm::I64 || j.form == IndexForm::I32));
-  int64_t c = 0;
-  if (vector) {
-    for (; c + N <= j.channels; c += N) {
-      auto sum = hn::Zero(d);
-      for (int t = 0; t < j.nterms; ++t) {
-        auto g = hn::LoadU(d, static_cast<const T*>(j.dy[t]) + c);
-        if constexpr (kMax) {
-          auto match = hn::RebindMask(d, (load_argmax(di, j.form, j.argmax[t], c) == hn::Set(di, TI(j.code[t]))));
-          sum = hn::Add(sum, hn::IfThenElseZero(match, g));
-        } else {
-          sum = hn::Add(sum, j.divisor ? hn::Div(g, hn::Set(d, T(j.divisor[t]))) : g);
+  const bool vector = !kMax || (sizeof(T) == 4 ? j.form != IndexForm::I64
+                                               : (j.form == IndexForm::I64 || j.form == IndexForm::I32));
+  for (int64_t p = 0; p < j.pixels; ++p) {
+    T* dx = static_cast<T*>(j.dx) + p * j.dx_step;
+    const int t0 = j.term_begin[p], t1 = j.term_begin[p + 1];
+    int64_t c = 0;
+    if (vector) {
+      for (; c + N <= j.channels; c += N) {
+        auto sum = hn::Zero(d);
+        for (int t = t0; t < t1; ++t) {
+          auto g = hn::LoadU(d, static_cast<const T*>(j.dy[t]) + c);
+          if constexpr (kMax) {
+            auto match = hn::RebindMask(d, (load_argmax(di, j.form, j.argmax[t], c) == hn::Set(di, TI(j.code[t]))));
+            g = hn::IfThenElseZero(match, g);
+          }
+          sum = hn::Add(sum, g);
         }
-      }
-      hn::StoreU(sum, d, dx + c);
-    }
-  }
-  for (; c < j.channels; ++c) {
-    T sum = 0;
-    for (int t = 0; t < j.nterms; ++t) {
-      T g = static_cast<const T*>(j.dy[t])[c];
-      if constexpr (kMax) {
-        if (load_index(j.form, j.argmax[t], c) == j.code[t]) sum += g;
-      } else {
-        sum += j.divisor ? g / T(j.divisor[t]) : g;
+        hn::StoreU(sum, d, dx + c);
       }
     }
-    dx[c] = sum;
+    for (; c < j.channels; ++c) {
+      T sum = 0;
+      for (int t = t0; t < t1; ++t)
+        if (!kMax || load_index(j.form, j.argmax[t], c) == j.code[t]) sum += static_cast<const T*>(j.dy[t])[c];
+      dx[c] = sum;
+    }
   }
 }
 

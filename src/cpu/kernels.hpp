@@ -57,16 +57,16 @@ void tiled_max_backward_f64(const TiledBackwardJob& job);
 void tiled_avg_backward_f32(const TiledBackwardJob& job);
 void tiled_avg_backward_f64(const TiledBackwardJob& job);
 
-// Channels-last gather over C: dx[c] = 0 + sum over terms t of (match ? dy_t[c] (/ divisor_t) : 0), in term
-// order. Max: a term matches where argmax_t[c] == code_t (argmax in `form`, never None). Average: every term
-// matches and is divided by its divisor (none given: the terms are already divided).
+// Channels-last gather over C for a row of `pixels` input pixels, pixel p at dx + p * dx_step: dx[c] = 0 + sum
+// over its terms t in [term_begin[p], term_begin[p + 1]) of (match ? dy_t[c] : 0), in term order. Max: a term
+// matches where argmax_t[c] == code_t (argmax in `form`, never None). Average: every term matches (dy already
+// divided by the divisor).
 struct GatherJob {
-  int64_t channels = 0;
-  int nterms = 0;
+  int64_t channels = 0, pixels = 0, dx_step = 0;
+  const int* term_begin = nullptr;
   const void* const* dy = nullptr;
   const void* const* argmax = nullptr;
   const int64_t* code = nullptr;
-  const int64_t* divisor = nullptr;
   IndexForm form = IndexForm::None;
   void* dx = nullptr;
 };
