@@ -16,7 +16,7 @@ std::optional<Layout> shared_layout(const TensorView& a, const TensorView& b) {
   return std::nullopt;
 }
 
-// Channels n0.. n0 + nn - 1 (all of them when nn is the batch) and c0 .. c0 + nc - 1 of t.
+// Images n0 .. n0 + nn - 1, channels c0 .. c0 + nc - 1 of t.
 TensorView block(const TensorView& t, int64_t n0, int64_t nn, int64_t c0, int64_t nc) {
   TensorView r = t;
   if (!t.data) return r;
@@ -35,14 +35,11 @@ bool through_f32(const TensorView& in, const TensorView& out, const TensorView& 
   if (!layout || (argmax.data && !argmax.is_contiguous(*layout))) return false;
   const int64_t N = in.shape[0], C = in.shape[1], per_image = in.numel() / N;
   const int64_t target = int64_t(1) << 16;
-  int64_t images = 1, channels = C;
-  if (*layout == Layout::ChannelsFirst)
+  int64_t images = std::clamp<int64_t>(target / std::max<int64_t>(1, per_image), 1, N), channels = C;
+  if (*layout == Layout::ChannelsFirst) {
     channels = std::clamp<int64_t>(target / std::max<int64_t>(1, per_image / C), 1, C);
-  else
-    images = std::clamp<int64_t>(target / std::max<int64_t>(1, per_image), 1, N);
-  if (channels < C) images = 1;
-  if (channels == C && *layout == Layout::ChannelsFirst)
-    images = std::clamp<int64_t>(target / std::max<int64_t>(1, per_image), 1, N);
+    if (channels < C) images = 1;
+  }
   const int64_t cblocks = (C + channels - 1) / channels, nblocks = (N + images - 1) / images;
   return parallel_for(nblocks * cblocks, in.numel() + out.numel(), [&](int64_t i) {
     const int64_t n0 = (i / cblocks) * images, c0 = (i % cblocks) * channels;
