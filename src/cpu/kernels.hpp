@@ -1,6 +1,6 @@
 #pragma once
 // SIMD microkernels of the fast CPU path. They see only pointers, counts, strides and tap lists; the drivers
-// (max_forward.cpp, max_backward.cpp, avg_pool.cpp) turn a Geometry into these jobs. float32 and float64.
+// (forward.cpp, backward.cpp, backward_rows.cpp) turn a Geometry into these jobs. float32 and float64.
 #include <cstdint>
 
 namespace poolkit::cpu {
