@@ -130,6 +130,12 @@ struct Scratch {
   std::vector<RowTerm> terms;
 };
 
+// Huge planes must not leave their copies allocated on every thread for good.
+template <class A>
+void trim(Scratch<A>& s) {
+  if (s.q.capacity() * sizeof(A) + s.code.capacity() * sizeof(code_t<A>) > (size_t(64) << 20)) s = Scratch<A>{};
+}
+
 template <class T>
 bool plane(const RowsPlan& p, Scratch<acc_t<T>>& scratch, int64_t n, int64_t c) {
   using A = acc_t<T>;
@@ -229,6 +235,7 @@ bool rows_backward(const Backward& b) {
         default: ok = plane<float16>(p, s32, n, c); break;
       }
     }
+    trim(s32), trim(s64);
     return ok;
   });
 }

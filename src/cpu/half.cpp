@@ -40,6 +40,8 @@ bool through_f32(const TensorView& in, const TensorView& out, const TensorView& 
     channels = std::clamp<int64_t>(target / std::max<int64_t>(1, per_image / C), 1, C);
     if (channels < C) images = 1;
   }
+  // a single plane too large for a cached copy (the float32 copy would double a huge tensor): the scalar loop
+  if (per_image / C * std::min(channels, C) * images > (int64_t(1) << 22)) return false;
   const int64_t cblocks = (C + channels - 1) / channels, nblocks = (N + images - 1) / images;
   return parallel_for(nblocks * cblocks, in.numel() + out.numel(), [&](int64_t i) {
     const int64_t n0 = (i / cblocks) * images, c0 = (i % cblocks) * channels;
