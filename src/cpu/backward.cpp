@@ -118,26 +118,6 @@ bool tiled_image(const Backward& b, int64_t n, int64_t c, int64_t G) {
   return true;
 }
 
-// Does the saved argmax of output (ot, oh, ow) name a cell inside its window?
-bool argmax_valid(const Backward& b, int64_t v, int64_t ot, int64_t oh, int64_t ow) {
-  const AxisTable* ax[3] = {&b.tab.t, &b.tab.h, &b.tab.w};
-  int64_t o[3] = {ot, oh, ow}, j[3];
-  if (b.form == IndexForm::I64) {
-    int64_t H = b.tab.h.axis.in, W = b.tab.w.axis.in;
-    int64_t pos[3] = {v / (H * W), (v / W) % H, v % W};
-    if (v < 0 || pos[0] >= b.tab.t.axis.in) return false;
-    for (int i = 0; i < 3; ++i) j[i] = ax[i]->axis.tap_at(o[i], pos[i]);
-  } else {
-    if (v < 0) return false;
-    for (int i = 2; i >= 0; --i) j[i] = v % ax[i]->axis.kernel, v /= ax[i]->axis.kernel;
-    if (v != 0) return false;
-  }
-  for (int i = 0; i < 3; ++i)
-    if (j[i] < ax[i]->first[o[i]] || j[i] >= ax[i]->last[o[i]]) return false;
-  return true;
-}
-
-
 // Is every saved argmax of output pixel (n, ot, oh, ow) inside its window? Whole windows need only a range
 // check of the window-local form; the rest decode each value.
 bool pixel_argmax_valid(const Backward& b, int64_t n, int64_t ot, int64_t oh, int64_t ow) {
@@ -160,7 +140,7 @@ bool pixel_argmax_valid(const Backward& b, int64_t n, int64_t ot, int64_t oh, in
       case IndexForm::I32: v = reinterpret_cast<const int32_t*>(p)[c]; break;
       default: v = reinterpret_cast<const int64_t*>(p)[c]; break;
     }
-    if (!argmax_valid(b, v, ot, oh, ow)) return false;
+    if (local_tap(b, v, ot, oh, ow) < 0) return false;
   }
   return true;
 }

@@ -44,6 +44,10 @@ struct Covers {
   }
 };
 
+// The window-local tap id a saved argmax v (in b.form) of output (ot, oh, ow) names, or -1 when it is not a
+// cell of that window.
+int64_t local_tap(const Backward& b, int64_t v, int64_t ot, int64_t oh, int64_t ow);
+
 // Channels-first (any strides, any float type) backward of windows that overlap, leave gaps or vary in size:
 // per plane, dx rows accumulate their covering output rows, vectorised along W. Returns false when a saved
 // argmax names a cell outside its window.

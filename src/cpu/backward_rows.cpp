@@ -64,27 +64,6 @@ void accumulate_row(const RowJob& j) {
   else accumulate_row_f32(j);
 }
 
-// The window-local tap id the argmax v of output (ot, oh, ow) names, or -1 when it is not a cell of that window.
-int64_t local_tap(const Backward& b, int64_t v, int64_t ot, int64_t oh, int64_t ow) {
-  const AxisTable* ax[3] = {&b.tab.t, &b.tab.h, &b.tab.w};
-  const int64_t o[3] = {ot, oh, ow};
-  int64_t j[3];
-  if (b.form == IndexForm::I64) {
-    const int64_t H = b.tab.h.axis.in, W = b.tab.w.axis.in;
-    if (v < 0 || v >= b.tab.t.axis.in * H * W) return -1;
-    const int64_t pos[3] = {v / (H * W), (v / W) % H, v % W};
-    for (int i = 0; i < 3; ++i) j[i] = ax[i]->axis.tap_at(o[i], pos[i]);
-  } else {
-    if (v < 0) return -1;
-    int64_t r = v;
-    for (int i = 2; i >= 0; --i) j[i] = r % ax[i]->axis.kernel, r /= ax[i]->axis.kernel;
-    if (r != 0) return -1;
-  }
-  for (int i = 0; i < 3; ++i)
-    if (j[i] < ax[i]->first[o[i]] || j[i] >= ax[i]->last[o[i]]) return -1;
-  return b.tab.local(j[0], j[1], j[2]);
-}
-
 // Window-local tap ids of output row (ot, oh) into code; false when an argmax is not a cell of its window.
 // Windows whole along every axis need only a range check of the window-local forms.
 template <class U, class I>
@@ -215,6 +194,26 @@ bool plane(const RowsPlan& p, Scratch<acc_t<T>>& scratch, int64_t n, int64_t c) 
 }
 
 }  // namespace
+
+int64_t local_tap(const Backward& b, int64_t v, int64_t ot, int64_t oh, int64_t ow) {
+  const AxisTable* ax[3] = {&b.tab.t, &b.tab.h, &b.tab.w};
+  const int64_t o[3] = {ot, oh, ow};
+  int64_t j[3];
+  if (b.form == IndexForm::I64) {
+    const int64_t H = b.tab.h.axis.in, W = b.tab.w.axis.in;
+    if (v < 0 || v >= b.tab.t.axis.in * H * W) return -1;
+    const int64_t pos[3] = {v / (H * W), (v / W) % H, v % W};
+    for (int i = 0; i < 3; ++i) j[i] = ax[i]->axis.tap_at(o[i], pos[i]);
+  } else {
+    if (v < 0) return -1;
+    int64_t r = v;
+    for (int i = 2; i >= 0; --i) j[i] = r % ax[i]->axis.kernel, r /= ax[i]->axis.kernel;
+    if (r != 0) return -1;
+  }
+  for (int i = 0; i < 3; ++i)
+    if (j[i] < ax[i]->first[o[i]] || j[i] >= ax[i]->last[o[i]]) return -1;
+  return b.tab.local(j[0], j[1], j[2]);
+}
 
 bool rows_backward(const Backward& b) {
   if (b.is_max && b.tab.t.axis.kernel * b.tab.h.axis.kernel * b.tab.w.axis.kernel > INT32_MAX) return false;
