@@ -56,66 +56,111 @@ void relative(IndexForm form, const char* p, int64_t lanes, int64_t G, int64_t b
   }
 }
 
-// Tiled windows over one image of rows: a channels-first plane (n, c) with group 1, or a channels-last image n
-// whose lanes are (w, c) with group C (1, or 2 for float32). Rows of W contiguous in dx, dy and the argmax.
-bool tiled_image(const Backward& b, int64_t n, int64_t c, int64_t G) {
+// Tiled windows: `rows` output rows from dy offset y0 (and the argmax's), rows ystep apart, whose windows start
+// at dx offset x0, xstep apart. Lanes are (w, c) with `group` channels each: a channels-first plane has group
+// 1, a channels-last image group C (1, or 2 for float32). Rows of W are contiguous in dx, dy and the argmax.
+// Row r is output row (ot, (oh0 + r) mod OH): rows may run on into the next plane where OT = 1.
+bool tiled_rows(const Backward& b, int64_t y0, int64_t x0, int64_t rows, int64_t ystep, int64_t xstep, int64_t G,
+                int64_t ot, int64_t oh0) {
   const Axis &A = b.g3.axes[0], &B = b.g3.axes[1], &W = b.g3.axes[2];
   const bool f32 = b.esize == 4;
   const int64_t lanes = W.out * G, cells = A.kernel * B.kernel * W.kernel;
-  const bool precompute = b.is_max && (!f32 || b.form == IndexForm::I64);
-  thread_local std::vector<int32_t> rel;
-  thread_local std::vector<uint8_t> hits;
-  if (precompute) rel.resize(size_t(lanes)), hits.resize(size_t(lanes));
   const int64_t done = W.out * W.stride * G, row = W.in * G;
-  for (int64_t ot = 0; ot < A.out; ++ot)
-    for (int64_t oh = 0; oh < B.out; ++oh) {
-      const int64_t yrow = b.dy.offset(n, c, ot, oh, 0);
-      const char* am = b.is_max ? b.am.at<char>(yrow) : nullptr;
-      if (b.is_max && !precompute) {
+  const int tap_rows = int(A.kernel * B.kernel);  // (jt, jh) in window order
+  thread_local std::vector<int64_t> tap_row;      // dx offset of each from its window's first
+  tap_row.resize(size_t(tap_rows));
+  for (int tr = 0; tr < tap_rows; ++tr) tap_row[size_t(tr)] = tr / B.kernel * b.dx.s[2] + tr % B.kernel * b.dx.s[3];
+  TiledBackwardJob j;
+  j.count = lanes;
+  j.stride = W.stride;
+  j.group = G;
+  j.divisor = b.is_max ? 1 : b.divisor(0, 0, 0);  // no padding: the same for every window
+  if (b.is_max && (!f32 || b.form == IndexForm::I64)) {
+    // the argmax as relative tap ids, computed per output row and tap row; one call per dx row
+    thread_local std::vector<int32_t> rel;
+    thread_local std::vector<uint8_t> hits;
+    rel.resize(size_t(lanes)), hits.resize(size_t(lanes));
+    const bool flat = b.form == IndexForm::I64;
+    for (int64_t r = 0; r < rows; ++r) {
+      const int64_t oh = (oh0 + r) % B.out;
+      const char* am = b.am.at<char>(y0 + r * ystep);
+      std::fill(hits.begin(), hits.end(), 0);
+      for (int tr = 0; tr < tap_rows; ++tr) {
+        const int64_t jt = tr / B.kernel, jh = tr % B.kernel;
+        const int64_t base = flat ? b.tab.flat(ot * A.stride + jt, oh * B.stride + jh, 0) : b.tab.local(jt, jh, 0);
+        relative(b.form, am, lanes, G, base, flat ? W.stride : 0, W.stride, rel.data(), hits.data());
+        TiledBackwardJob one = j;
+        one.g = b.dy.at<char>(y0 + r * ystep);
+        one.dx = b.dx.at<char>(x0 + r * xstep + tap_row[size_t(tr)]);
+        one.rel = rel.data();
+        f32 ? tiled_max_backward_f32(one) : tiled_max_backward_f64(one);
+      }
+      for (uint8_t hit : hits)
+        if (hit != 1) return false;
+    }
+  } else {
+    j.g = b.dy.at<char>(y0);
+    j.dx = b.dx.at<char>(x0);
+    j.rows = rows;
+    j.g_row_step = ystep;
+    j.dx_row_step = xstep;
+    j.tap_rows = tap_rows;
+    j.tap_row_offset = tap_row.data();
+    if (b.is_max) {
+      for (int64_t r = 0; r < rows; ++r) {
+        const char* am = b.am.at<char>(y0 + r * ystep);
         bool ok = b.form == IndexForm::U8    ? below<uint8_t>(am, lanes, cells)
                   : b.form == IndexForm::I16 ? below<int16_t>(am, lanes, cells)
                                              : below<int32_t>(am, lanes, cells);
         if (!ok) return false;  // an argmax outside its window: the reference reports it
       }
-      if (precompute) std::fill(hits.begin(), hits.end(), 0);
-      const int64_t divisor = b.is_max ? 1 : b.divisor(ot, oh, 0);
-      for (int64_t jt = 0; jt < A.kernel; ++jt)
-        for (int64_t jh = 0; jh < B.kernel; ++jh) {
-          const int64_t t = ot * A.stride + jt, h = oh * B.stride + jh;
-          const int64_t xrow = b.dx.offset(n, c, t, h, 0);
-          TiledBackwardJob j;
-          j.g = b.dy.at<char>(yrow);
-          j.dx = b.dx.at<char>(xrow);
-          j.count = lanes;
-          j.stride = W.stride;
-          j.group = G;
-          j.divisor = divisor;
-          if (b.is_max) {
-            const bool flat = b.form == IndexForm::I64;
-            const int64_t base = flat ? b.tab.flat(t, h, 0) : b.tab.local(jt, jh, 0), step = flat ? W.stride : 0;
-            if (precompute) {
-              relative(b.form, am, lanes, G, base, step, W.stride, rel.data(), hits.data());
-              j.rel = rel.data();
-            } else {
-              j.argmax = am;
-              j.form = b.form;
-              j.code_base = base;
-            }
-            f32 ? tiled_max_backward_f32(j) : tiled_max_backward_f64(j);
-          } else {
-            f32 ? tiled_avg_backward_f32(j) : tiled_avg_backward_f64(j);
-          }
-          if (done < row) zero(b, xrow + done, row - done);
-        }
-      if (precompute)
-        for (uint8_t hit : hits)
-          if (hit != 1) return false;
+      j.argmax = b.am.at<char>(y0);
+      j.form = b.form;
+      f32 ? tiled_max_backward_f32(j) : tiled_max_backward_f64(j);
+    } else {
+      f32 ? tiled_avg_backward_f32(j) : tiled_avg_backward_f64(j);
     }
+  }
+  if (done < row)
+    for (int64_t r = 0; r < rows; ++r)
+      for (int tr = 0; tr < tap_rows; ++tr) zero(b, x0 + r * xstep + tap_row[size_t(tr)] + done, row - done);
+  return true;
+}
+
+// Tiled windows over one plane (n, c) in channels-first (group 1), or image n in channels-last (group C).
+bool tiled_image(const Backward& b, int64_t n, int64_t c, int64_t G) {
+  const Axis &A = b.g3.axes[0], &B = b.g3.axes[1];
+  for (int64_t ot = 0; ot < A.out; ++ot)
+    if (!tiled_rows(b, b.dy.offset(n, c, ot, 0, 0), b.dx.offset(n, c, ot * A.stride, 0, 0), B.out, b.dy.s[3],
+                    B.stride * b.dx.s[3], G, ot, 0))
+      return false;
   // Input rows no window reads.
   for (int64_t t = 0; t < A.in; ++t)
     for (int64_t h = 0; h < B.in; ++h)
-      if (t >= A.out * A.stride || h >= B.out * B.stride) zero(b, b.dx.offset(n, c, t, h, 0), row);
+      if (t >= A.out * A.stride || h >= B.out * B.stride) zero(b, b.dx.offset(n, c, t, h, 0), b.g3.axes[2].in * G);
   return true;
+}
+
+// 2-D tiled windows that cover the whole plane, with planes (channels-first) or images (channels-last, G = C)
+// evenly spaced one plane of rows after another: all output rows form one sequence.
+bool tiled_merged(const Backward& b, int64_t G) {
+  const Axis &A = b.g3.axes[0], &B = b.g3.axes[1], &W = b.g3.axes[2];
+  if (A.in != 1 || B.out * B.stride != B.in || W.out * W.stride != W.in) return false;
+  const int64_t xr = B.stride * b.dx.s[3], yr = b.dy.s[3];
+  auto evenly = [&](const View5& v, int64_t step) {
+    return G == 1 ? (b.C == 1 || v.s[1] == step) && (b.N == 1 || v.s[0] == b.C * step) : b.N == 1 || v.s[0] == step;
+  };
+  return evenly(b.dx, B.out * xr) && evenly(b.dy, B.out * yr);
+}
+
+bool tiled_all_rows(const Backward& b, int64_t G) {
+  const int64_t OH = b.g3.axes[1].out, total = b.N * (G == 1 ? b.C : 1) * OH;
+  const int64_t xr = b.g3.axes[1].stride * b.dx.s[3], yr = b.dy.s[3];
+  const int64_t chunk = std::max<int64_t>(1, 16384 / (b.g3.axes[2].out * G));  // rows of about 16K outputs
+  return parallel_for((total + chunk - 1) / chunk, b.work, [&](int64_t i) {
+    const int64_t r0 = i * chunk, n = std::min(chunk, total - r0);
+    return tiled_rows(b, r0 * yr, r0 * xr, n, yr, xr, G, 0, r0 % OH);
+  });
 }
 
 // Is every saved argmax of output pixel (n, ot, oh, ow) inside its window? Whole windows need only a range
@@ -254,11 +299,14 @@ bool run_backward(bool is_max, const Geometry& g, const AvgOptions& opt, const T
              opt, dtype_size(dx.dtype), dx.numel() + dy.numel(), dx.dtype};
   const bool simd = (dx.dtype == DType::f32 || dx.dtype == DType::f64) && (!is_max || b.am.same_strides(b.dy));
   const bool last = b.dx.s[1] == 1 && b.dy.s[1] == 1;
-  if (simd && b.dx.s[4] == 1 && b.dy.s[4] == 1 && !(last && b.C > 1) && tiles(g3))
-    return parallel_for(b.N * b.C, b.work, [&](int64_t i) { return tiled_image(b, i / b.C, i % b.C, 1); });
-  if (simd && last && tiles(g3) && (b.C == 1 || (b.C == 2 && b.esize == 4)) && b.dx.s[4] == b.C &&
-      b.dy.s[4] == b.C)
-    return parallel_for(b.N, b.work, [&](int64_t n) { return tiled_image(b, n, 0, b.C); });
+  if (simd && tiles(g3)) {
+    const bool first = b.dx.s[4] == 1 && b.dy.s[4] == 1 && !(last && b.C > 1);
+    if (first || (last && (b.C == 1 || (b.C == 2 && b.esize == 4)) && b.dx.s[4] == b.C && b.dy.s[4] == b.C)) {
+      if (const int64_t G = first ? 1 : b.C; tiled_merged(b, G)) return tiled_all_rows(b, G);
+      if (first) return parallel_for(b.N * b.C, b.work, [&](int64_t i) { return tiled_image(b, i / b.C, i % b.C, 1); });
+      return parallel_for(b.N, b.work, [&](int64_t n) { return tiled_image(b, n, 0, b.C); });
+    }
+  }
   if (simd && last && b.C > 1) return channels_last(b);
   return rows_backward(b);
 }

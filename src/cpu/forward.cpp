@@ -80,18 +80,33 @@ RowPlan plan_row(const Forward& f, int64_t ot, int64_t oh, bool whole_windows) {
   return p;
 }
 
-// Runs row (ot, oh) of `rows` planes starting at x offset xp / y offset yp, planes `xstep` / `ystep` apart.
-// Lanes are (ow, c) with `group` channels per output: 1 for channels-first (or channels-last vectorised over C
-// alone, one output at a time), C for channels-last rows with few channels.
-void run_row(const Forward& f, const RowPlan& p, int64_t ot, int64_t oh, int64_t xp, int64_t yp, int64_t rows,
-             int64_t xstep, int64_t ystep, int64_t group, int64_t lanes_per_output) {
+// Where the rows of one call lie: `rows` of them, starting at x offset xp / y offset yp, `xstep` / `ystep`
+// apart: the same row of further planes, or (down) the next rows of a plane and on into the next plane, row r
+// being output row (first + r) % period of its plane (for flat indices).
+struct Rows {
+  int64_t xp, yp, rows, xstep, ystep;
+  bool down = false;
+  int64_t first = 0, period = 1;
+};
+
+// Runs output row (ot, oh) of the rows `r` (see Rows). Lanes are (ow, c) with `group` channels per output: 1 for
+// channels-first (or channels-last vectorised over C alone, one output at a time), C for channels-last rows
+// with few channels.
+void run_row(const Forward& f, const RowPlan& p, int64_t ot, int64_t oh, const Rows& r, int64_t group,
+             int64_t lanes_per_output) {
   const AxisTable& W = f.tab.w;
+  const int64_t xp = r.xp, yp = r.yp, rows = r.rows, xstep = r.xstep;
   const int64_t yrow = yp + ot * f.y.s[2] + oh * f.y.s[3];
   ForwardJob j;
   j.form = f.form;
   j.rows = rows;
   j.x_row_step = xstep;
-  j.y_row_step = ystep;
+  j.y_row_step = r.ystep;
+  if (r.down) {
+    j.code_row_step = f.tab.h.axis.stride * f.tab.w.axis.in;
+    j.code_row_first = r.first;
+    j.code_period = r.period;
+  }
   j.flat_step = W.axis.stride;
   if (p.whole > 0) {
     const int64_t ib = W.full_begin, count = (W.full_end - ib) * group, ls = W.axis.stride * f.x.s[4];
@@ -160,7 +175,7 @@ bool simd_forward(Forward& f, const TensorView& x, const TensorView& y) {
       int64_t chunks = (planes + chunk - 1) / chunk;
       return parallel_for(chunks * rows, f.work, [&](int64_t i) {
         int64_t r = i % rows, c0 = (i / rows) * chunk, n = std::min(chunk, planes - c0);
-        run_row(f, plans[size_t(r)], r / OH, r % OH, c0 * xstep, c0 * ystep, n, xstep, ystep, 1, f.C);
+        run_row(f, plans[size_t(r)], r / OH, r % OH, Rows{c0 * xstep, c0 * ystep, n, xstep, ystep}, 1, f.C);
         return true;
       });
     }
@@ -169,14 +184,45 @@ bool simd_forward(Forward& f, const TensorView& x, const TensorView& y) {
   }
   std::vector<RowPlan> plans(static_cast<size_t>(rows));
   for (int64_t r = 0; r < rows; ++r) plans[size_t(r)] = plan_row(f, r / OH, r % OH, regular_w);
+  // Output rows [hb, he) see whole windows along H: one plan serves them all, a row step apart.
+  const AxisTable& B = f.tab.h;
+  const int64_t hb = B.full_begin, he = B.full_end, hx = B.axis.stride * f.x.s[3], hy = f.y.s[3];
+  if (OT == 1 && outer == 1 && hb == 0 && he == OH && xstep == OH * hx && ystep == OH * hy) {
+    // every row whole, planes evenly spaced: the rows of all planes are one sequence, walked in memory order
+    const int64_t total = planes * OH, chunk_rows = std::max<int64_t>(1, 16384 / std::max<int64_t>(1, OW * group));
+    return parallel_for((total + chunk_rows - 1) / chunk_rows, f.work, [&](int64_t i) {
+      const int64_t r0 = i * chunk_rows, n = std::min(chunk_rows, total - r0);
+      run_row(f, plans[0], 0, 0, Rows{r0 * hx, r0 * hy, n, hx, hy, true, r0 % OH, OH}, group, per_output);
+      return true;
+    });
+  }
+  if (he > hb && OT * OH * OW * group >= 256) {
+    // large planes: one plane after another, its interior rows in one call
+    const int64_t chunk = std::max<int64_t>(1, 16384 / (OT * OH * OW * group)), chunks = (planes + chunk - 1) / chunk;
+    return parallel_for(outer * chunks, f.work, [&](int64_t i) {
+      const int64_t o = i / chunks, c0 = (i % chunks) * chunk, c1 = std::min(planes, c0 + chunk);
+      for (int64_t c = c0; c < c1; ++c) {
+        const int64_t xp = o * oxs + c * xstep, yp = o * oys + c * ystep;
+        for (int64_t ot = 0; ot < OT; ++ot) {
+          auto one = [&](int64_t oh, int64_t n) {
+            run_row(f, plans[size_t(ot * OH + oh)], ot, oh, Rows{xp, yp, n, hx, hy, true, 0, n}, group, per_output);
+          };
+          for (int64_t oh = 0; oh < hb; ++oh) one(oh, 1);
+          one(hb, he - hb);
+          for (int64_t oh = he; oh < OH; ++oh) one(oh, 1);
+        }
+      }
+      return true;
+    });
+  }
   // chunks of planes of about 16K outputs each, so that threads share out even small problems
   int64_t chunk = std::max<int64_t>(1, 16384 / std::max<int64_t>(1, OW * group));
   int64_t chunks = (planes + chunk - 1) / chunk;
   return parallel_for(outer * chunks * rows, f.work, [&](int64_t i) {
     int64_t r = i % rows, c0 = ((i / rows) % chunks) * chunk, o = i / (rows * chunks);
     int64_t n = std::min(chunk, planes - c0);
-    run_row(f, plans[size_t(r)], r / OH, r % OH, o * oxs + c0 * xstep, o * oys + c0 * ystep, n, xstep, ystep, group,
-            per_output);
+    run_row(f, plans[size_t(r)], r / OH, r % OH, Rows{o * oxs + c0 * xstep, o * oys + c0 * ystep, n, xstep, ystep},
+            group, per_output);
     return true;
   });
 }

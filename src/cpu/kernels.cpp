@@ -79,13 +79,13 @@ HWY_INLINE hn::Vec<D> load_lanes(D d, const T* p, int64_t k) {
 
 // Stores the argmax lanes [k, k + N): narrowed to the local form, or widened flat indices plus their lane part.
 template <class D, class VI>
-HWY_INLINE void store_argmax(D d, const ForwardJob& j, VI idx, VI lane_flat, int64_t k) {
+HWY_INLINE void store_argmax(D d, const ForwardJob& j, VI idx, VI lane_flat, int64_t k, int64_t row_code) {
   using T = hn::TFromD<D>;
   using TI = hwy::MakeSigned<T>;
   const hn::RebindToSigned<D> di;
   const int64_t N = int64_t(hn::Lanes(d));
   if (j.form == IndexForm::I64) {
-    idx = hn::Add(idx, hn::Add(lane_flat, hn::Set(di, TI((k / j.lanes.group) * j.flat_step))));
+    idx = hn::Add(idx, hn::Add(lane_flat, hn::Set(di, TI((k / j.lanes.group) * j.flat_step + row_code))));
     int64_t* am = static_cast<int64_t*>(j.argmax) + k;
     if constexpr (sizeof(T) == 8) {
       hn::StoreU(idx, di, am);
@@ -137,6 +137,7 @@ HWY_NOINLINE void max_rows(const ForwardJob& j) {
     const T* x = static_cast<const T*>(j.x) + row * j.x_row_step;
     T* y = static_cast<T*>(j.y) + row * j.y_row_step;
     r.argmax = j.argmax ? static_cast<char*>(j.argmax) + row * j.y_row_step * ai : nullptr;
+    const int64_t row_code = (j.code_row_first + row) % j.code_period * j.code_row_step;
     int64_t k = 0;
     for (int64_t next = 0; next + N <= vec_end; next = k + N <= vec_end - N ? k + N : vec_end - N) {
       // the last vector may overlap the one before: those lanes are recomputed to the same bits
@@ -151,7 +152,7 @@ HWY_NOINLINE void max_rows(const ForwardJob& j) {
         if constexpr (kIndex) idx = hn::IfThenElse(hn::RebindMask(di, replace), hn::Set(di, TI(j.tap_code[t])), idx);
       }
       hn::StoreU(m, d, y + k);
-      if constexpr (kIndex) store_argmax(d, r, idx, lane_flat, k);
+      if constexpr (kIndex) store_argmax(d, r, idx, lane_flat, k, row_code);
       if (k + N == vec_end) break;
     }
     if (vec_end >= N) k = vec_end;
@@ -166,7 +167,7 @@ HWY_NOINLINE void max_rows(const ForwardJob& j) {
       y[k] = m;
       if constexpr (kIndex) {
         int64_t code = j.tap_code[best];
-        if (j.form == IndexForm::I64) code += (k / l.group) * j.flat_step;
+        if (j.form == IndexForm::I64) code += (k / l.group) * j.flat_step + row_code;
         store_index(j.form, r.argmax, k, code);
       }
     }
@@ -272,38 +273,46 @@ void tiled_backward(const TiledBackwardJob& j) {
   using TI = hwy::MakeSigned<T>;
   const hn::RebindToSigned<decltype(d)> di;
   const int64_t N = int64_t(hn::Lanes(d));
-  const T* g = static_cast<const T*>(j.g);
-  T* dx = static_cast<T*>(j.dx);
   const int64_t s = j.stride, G = j.group;
   const T div = T(j.divisor);
   const bool direct = j.rel == nullptr;
-  int64_t k = 0;
+  const int64_t asize = !kMax || !direct ? 0 : j.form == IndexForm::U8 ? 1 : j.form == IndexForm::I16 ? 2
+                      : j.form == IndexForm::I32 ? 4 : 8;
   const bool vector = s >= 1 && s <= 4 && (G == 1 || (G == 2 && sizeof(T) == 4 && HWY_TARGET != HWY_SCALAR)) &&
                       (!kMax || !direct || (sizeof(T) == 4 && j.form != IndexForm::I64));
-  if (vector) {
-    for (; k + N <= j.count; k += N) {
-      auto gv = hn::LoadU(d, g + k);
-      if constexpr (!kMax) gv = hn::Div(gv, hn::Set(d, div));
-      gv = hn::Add(hn::Zero(d), gv);
-      hn::Vec<decltype(d)> t[4];
-      if constexpr (kMax) {
-        auto rel = direct ? hn::Sub(load_argmax(di, j.form, j.argmax, k), hn::Set(di, TI(j.code_base)))
-                          : load_argmax(di, IndexForm::I32, j.rel, k);
-        for (int64_t jj = 0; jj < s; ++jj)
-          t[jj] = hn::IfThenElseZero(hn::RebindMask(d, rel == hn::Set(di, TI(jj))), gv);
-      } else {
-        for (int64_t jj = 0; jj < s; ++jj) t[jj] = gv;
+  for (int64_t row = 0; row < j.rows; ++row) {
+    const T* g = static_cast<const T*>(j.g) + row * j.g_row_step;
+    const void* am = kMax && direct ? static_cast<const char*>(j.argmax) + row * j.g_row_step * asize : nullptr;
+    for (int tr = 0; tr < j.tap_rows; ++tr) {
+      T* dx = static_cast<T*>(j.dx) + row * j.dx_row_step + (j.tap_row_offset ? j.tap_row_offset[tr] : 0);
+      const int64_t code_base = j.code_base + tr * s;
+      int64_t k = 0;
+      if (vector) {
+        for (; k + N <= j.count; k += N) {
+          auto gv = hn::LoadU(d, g + k);
+          if constexpr (!kMax) gv = hn::Div(gv, hn::Set(d, div));
+          gv = hn::Add(hn::Zero(d), gv);
+          hn::Vec<decltype(d)> t[4];
+          if constexpr (kMax) {
+            auto rel = direct ? hn::Sub(load_argmax(di, j.form, am, k), hn::Set(di, TI(code_base)))
+                              : load_argmax(di, IndexForm::I32, j.rel, k);
+            for (int64_t jj = 0; jj < s; ++jj)
+              t[jj] = hn::IfThenElseZero(hn::RebindMask(d, rel == hn::Set(di, TI(jj))), gv);
+          } else {
+            for (int64_t jj = 0; jj < s; ++jj) t[jj] = gv;
+          }
+          store_taps(d, s, G, t, dx + s * k);
+        }
       }
-      store_taps(d, s, G, t, dx + s * k);
-    }
-  }
-  for (; k < j.count; ++k) {
-    T gv = kMax ? g[k] : T(g[k] / div);
-    int64_t rel = !kMax ? 0 : direct ? load_index(j.form, j.argmax, k) - j.code_base : j.rel[k];
-    int64_t o = k / G, c = k % G;
-    for (int64_t jj = 0; jj < s; ++jj) {
-      bool match = !kMax || rel == jj;
-      dx[(s * o + jj) * G + c] = match ? T(T(0) + gv) : T(0);
+      for (; k < j.count; ++k) {
+        T gv = kMax ? g[k] : T(g[k] / div);
+        int64_t rel = !kMax ? 0 : direct ? load_index(j.form, am, k) - code_base : j.rel[k];
+        int64_t o = k / G, c = k % G;
+        for (int64_t jj = 0; jj < s; ++jj) {
+          bool match = !kMax || rel == jj;
+          dx[(s * o + jj) * G + c] = match ? T(T(0) + gv) : T(0);
+        }
+      }
     }
   }
 }

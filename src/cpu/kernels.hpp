@@ -29,6 +29,9 @@ struct ForwardJob {
   int64_t flat_step = 0;                // I64: lane k stores tap_code + (k / group) * flat_step
   int64_t divisor = 1;                  // average
   int64_t rows = 1, x_row_step = 0, y_row_step = 0;  // the same taps repeated on further rows (planes, images)
+  // I64: row r adds ((code_row_first + r) % code_period) * code_row_step to its flat indices (rows that run
+  // down a plane, and on into the next one)
+  int64_t code_row_step = 0, code_row_first = 0, code_period = 1;
 };
 
 void max_forward_f32(const ForwardJob& job);
@@ -51,6 +54,12 @@ struct TiledBackwardJob {
   void* dx = nullptr;
   int64_t count = 0, stride = 1, group = 1;
   int64_t divisor = 1;  // average only
+  // The same for `rows` output rows (g and argmax g_row_step elements apart, dx dx_row_step apart), each
+  // writing `tap_rows` dx rows, row r at tap_row_offset[r] from its dx (none: one, at 0) with codes from
+  // code_base + r * stride (window-local codes of tap rows in window order). `rel` serves one row only.
+  int64_t rows = 1, g_row_step = 0, dx_row_step = 0;
+  int tap_rows = 1;
+  const int64_t* tap_row_offset = nullptr;
 };
 void tiled_max_backward_f32(const TiledBackwardJob& job);
 void tiled_max_backward_f64(const TiledBackwardJob& job);

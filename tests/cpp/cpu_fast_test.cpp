@@ -182,6 +182,59 @@ TEST_F(CpuFast, SeedShapeIsHandledInBothLayouts) {
   }
 }
 
+// Output rows walked down a plane in one call: planes of many outputs with border rows (padding, ceil mode,
+// dilation), 3-D, and planes whose rows all see whole windows, run on from plane to plane (channels-first, and
+// channels-last with C = 2). Every argmax form, flat indices included, and both float types.
+TEST_F(CpuFast, RowRunsDownPlanesMatchReference) {
+  struct Run {
+    std::vector<int64_t> in, kernel, stride, pad, dilation;
+    bool ceil;
+  };
+  const Run runs[] = {
+      {{40, 36}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, false},  {{41, 37}, {3, 2}, {2, 2}, {1, 0}, {1, 1}, true},
+      {{30, 33}, {2, 3}, {1, 2}, {0, 1}, {2, 1}, false},  {{12, 20}, {2, 2}, {2, 2}, {0, 0}, {1, 1}, false},
+      {{12, 21}, {3, 3}, {3, 3}, {0, 0}, {1, 1}, false},  {{13, 20}, {2, 2}, {2, 2}, {0, 0}, {1, 1}, false},
+      {{6, 20, 20}, {3, 3, 3}, {2, 2, 2}, {1, 1, 1}, {1, 1, 1}, false},
+      {{8, 12, 12}, {2, 2, 2}, {2, 2, 2}, {0, 0, 0}, {1, 1, 1}, false}};
+  for (const Run& run : runs)
+    for (Layout lay : {Layout::ChannelsFirst, Layout::ChannelsLast})
+      for (DType dt : {DType::f32, DType::f64})
+        for (bool slice : {false, true}) {
+          if (run.in.size() == 3 && lay == Layout::ChannelsLast) continue;
+          Geometry g = torch_geometry(run.in, run.kernel, run.stride, run.pad, run.dilation, run.ceil);
+          Case k;
+          k.N = 3, k.C = lay == Layout::ChannelsLast ? 2 : 5;
+          const Shape xs = shape_of(k, run.in), ys = shape_of(k, g.output_size());
+          SCOPED_TRACE(xs.str() + " -> " + ys.str() + " layout " + std::to_string(int(lay)) + " " + dtype_name(dt) +
+                       " slice " + std::to_string(slice));
+          Buf x = make(dt, xs, lay, slice), dy = make(dt, ys, lay, slice);
+          fill(x.view, rng, true);
+          fill(dy.view, rng, false);
+          for (DType form : {DType::u8, DType::i32, DType::i64}) {
+            Buf y0 = make(dt, ys, lay, slice), y1 = make(dt, ys, lay, slice);
+            Buf a0 = make(form, ys, lay, slice), a1 = make(form, ys, lay, slice);
+            ref::max_pool_forward(g, x.view, y0.view, a0.view);
+            ASSERT_TRUE(cpu::max_pool_forward(g, x.view, y1.view, a1.view));
+            EXPECT_TRUE(same_bits(y0, y1)) << dtype_name(form);
+            EXPECT_TRUE(same_bits(a0, a1)) << dtype_name(form);
+            Buf dx0 = make(dt, xs, lay, slice), dx1 = make(dt, xs, lay, slice);
+            ref::max_pool_backward(g, dy.view, a0.view, x.view, dx0.view);
+            ASSERT_TRUE(cpu::max_pool_backward(g, dy.view, a1.view, x.view, dx1.view));
+            EXPECT_TRUE(same_bits(dx0, dx1)) << dtype_name(form);
+          }
+          AvgOptions opt;
+          opt.count_include_pad = false;
+          Buf y0 = make(dt, ys, lay, slice), y1 = make(dt, ys, lay, slice);
+          ref::avg_pool_forward(g, opt, x.view, y0.view);
+          ASSERT_TRUE(cpu::avg_pool_forward(g, opt, x.view, y1.view));
+          EXPECT_TRUE(same_bits(y0, y1));
+          Buf dx0 = make(dt, xs, lay, slice), dx1 = make(dt, xs, lay, slice);
+          ref::avg_pool_backward(g, opt, dy.view, dx0.view);
+          ASSERT_TRUE(cpu::avg_pool_backward(g, opt, dy.view, dx1.view));
+          EXPECT_TRUE(same_bits(dx0, dx1));
+        }
+}
+
 // bfloat16 / float16 go through float32 blocks (channel ranges of one image, or several images): tensors big
 // enough for several blocks and threads, both layouts, still the reference's bits.
 TEST_F(CpuFast, HalfTypesInBlocksMatchReference) {
