@@ -10,7 +10,10 @@
 
 namespace poolkit::cpu {
 
-bool flat_argmax_to_local(const Geometry& g3, const TensorView& flat, const TensorView& local) {
+namespace {
+
+template <class U>
+bool to_local(const Geometry& g3, const TensorView& flat, const TensorView& local) {
   const Tables tab(g3);
   const AxisTable* ax[3] = {&tab.t, &tab.h, &tab.w};
   const int64_t H = tab.h.axis.in, W = tab.w.axis.in;
@@ -47,7 +50,7 @@ bool flat_argmax_to_local(const Geometry& g3, const TensorView& flat, const Tens
       const int64_t row = base[0][size_t(ot)] + base[1][size_t(oh)];
       const bool whole_th = whole[0][size_t(ot)] && whole[1][size_t(oh)];
       const int64_t* v = f.at<int64_t>(f.offset(n, c, ot, oh, 0));
-      int32_t* out = l.at<int32_t>(l.offset(n, c, ot, oh, 0));
+      U* out = l.at<U>(l.offset(n, c, ot, oh, 0));
       const int64_t vs = f.s[4], os = l.s[4];
       for (int64_t ow = 0; ow < OW; ++ow) {
         const int64_t r = v[ow * vs] - row - base[2][size_t(ow)];
@@ -61,11 +64,22 @@ bool flat_argmax_to_local(const Geometry& g3, const TensorView& flat, const Tens
           }
         }
         ok &= code >= 0;
-        out[ow * os] = code;
+        out[ow * os] = U(code);
       }
     }
     return ok;
   });
+}
+
+}  // namespace
+
+bool flat_argmax_to_local(const Geometry& g3, const TensorView& flat, const TensorView& local) {
+  switch (local.dtype) {
+    case DType::u8: return to_local<uint8_t>(g3, flat, local);
+    case DType::i16: return to_local<int16_t>(g3, flat, local);
+    case DType::i32: return to_local<int32_t>(g3, flat, local);
+    default: return false;
+  }
 }
 
 }  // namespace poolkit::cpu

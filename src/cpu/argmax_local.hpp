@@ -1,5 +1,5 @@
 #pragma once
-// A saved flat argmax (int64, PyTorch's form) turned into window-local int32 codes before a backward, so that
+// A saved flat argmax (int64, PyTorch's form) turned into window-local codes before a backward, so that
 // every backward path runs on the compact form. Each value is checked on the way: the cell it names must be a
 // cell of its output's window.
 #include "poolkit/geometry.hpp"
@@ -7,7 +7,7 @@
 
 namespace poolkit::cpu {
 
-// g3: the geometry as three axes. local: int32, the shape of flat. False when a value names no cell of its
+// g3: the geometry as three axes. local: the shape of flat, uint8, int16 or int32 wide enough for the window. False when a value names no cell of its
 // window, or when the geometry is one this conversion does not take (taps whose offsets coincide, huge spans):
 // the caller then works from the flat form.
 bool flat_argmax_to_local(const Geometry& g3, const TensorView& flat, const TensorView& local);

@@ -4,6 +4,7 @@
 // vectorised over C, adding in increasing output order as the reference does. The rest: backward_rows.cpp.
 #include <cstring>
 #include <memory>
+#include <type_traits>
 
 #include "../backends.hpp"
 #include "poolkit/memory.hpp"
@@ -24,12 +25,14 @@ bool tiles(const Geometry& g3) {
 
 void zero(const Backward& b, int64_t off, int64_t count) { std::memset(b.dx.at<char>(off), 0, count * b.esize); }
 
+// Every code in [0, cells)? Read unsigned, a negative code is above any cell count of its form.
 template <class U>
 bool below(const char* p, int64_t count, int64_t cells) {
-  const U* v = reinterpret_cast<const U*>(p);
-  bool ok = true;
-  for (int64_t k = 0; k < count; ++k) ok &= uint64_t(int64_t(v[k])) < uint64_t(cells);
-  return ok;
+  using V = std::make_unsigned_t<U>;
+  const V* v = reinterpret_cast<const V*>(p);
+  V top = 0;
+  for (int64_t k = 0; k < count; ++k) top = std::max(top, v[k]);
+  return count == 0 || uint64_t(top) < uint64_t(cells);
 }
 
 // rel[k] = argmax[k] - base - (k / G) * step where that lies in [0, s) (else -1); hits[k] counts those.
@@ -107,11 +110,13 @@ bool tiled_rows(const Backward& b, int64_t y0, int64_t x0, int64_t rows, int64_t
     j.tap_rows = tap_rows;
     j.tap_row_offset = tap_row.data();
     if (b.is_max) {
-      for (int64_t r = 0; r < rows; ++r) {
+      const bool packed = ystep == lanes;  // rows back to back: one check for all
+      for (int64_t r = 0; r < (packed ? 1 : rows); ++r) {
         const char* am = b.am.at<char>(y0 + r * ystep);
-        bool ok = b.form == IndexForm::U8    ? below<uint8_t>(am, lanes, cells)
-                  : b.form == IndexForm::I16 ? below<int16_t>(am, lanes, cells)
-                                             : below<int32_t>(am, lanes, cells);
+        const int64_t count = packed ? rows * lanes : lanes;
+        bool ok = b.form == IndexForm::U8    ? below<uint8_t>(am, count, cells)
+                  : b.form == IndexForm::I16 ? below<int16_t>(am, count, cells)
+                                             : below<int32_t>(am, count, cells);
         if (!ok) return false;  // an argmax outside its window: the reference reports it
       }
       j.argmax = b.am.at<char>(y0);
@@ -288,11 +293,13 @@ bool run_backward(bool is_max, const Geometry& g, const AvgOptions& opt, const T
   if (is_max && !am.data) return false;  // without a saved argmax: see max_pool_backward below
   if ((dx.dtype == DType::bf16 || dx.dtype == DType::f16) && half_backward(is_max, g, opt, dy, am, dx)) return true;
   Geometry g3 = as3d(g);
-  if (is_max && am.dtype == DType::i64 && (am.is_contiguous() || am.is_contiguous(Layout::ChannelsLast))) {
+  if (is_max && am.dtype == DType::i64 && g.window_cells() <= (int64_t(1) << 20) &&
+      (am.is_contiguous() || am.is_contiguous(Layout::ChannelsLast))) {
     // the compact form first (checked on the way): every path below is fastest on it
-    std::unique_ptr<void, void (*)(void*)> buf(allocate(size_t(am.numel()) * 4), release);
+    const DType dt = local_argmax_dtype(g);
+    std::unique_ptr<void, void (*)(void*)> buf(allocate(size_t(am.numel() * dtype_size(dt))), release);
     const Layout layout = am.is_contiguous() ? Layout::ChannelsFirst : Layout::ChannelsLast;
-    const TensorView local(buf.get(), DType::i32, am.shape, layout);
+    const TensorView local(buf.get(), dt, am.shape, layout);
     if (flat_argmax_to_local(g3, am, local)) return run_backward(is_max, g, opt, dy, local, dx);
   }
   Backward b{is_max, g3, Tables(g3), View5(dy), View5(dx), View5(am), index_form(am), dx.shape[0], dx.shape[1],
