@@ -17,7 +17,7 @@ using Kernel = void (*)(const ForwardJob&);
 struct Forward {
   bool is_max;
   Geometry g3;
-  Tables tab;
+  const Tables& tab;
   View5 x, y, am;
   IndexForm form;
   int64_t N, C;
@@ -137,6 +137,92 @@ void run_row(const Forward& f, const RowPlan& p, int64_t ot, int64_t oh, const R
   }
 }
 
+// Copies `planes` planes of `cells` cells, plane p at from + p * pstep (cells at offsets `cell`), to lanes p of
+// a channels-last block of `lanes` lanes (back = false), or back (back = true); the bits move as they are.
+template <class U>
+void move_planes(bool back, char* planes_at, char* block_at, int64_t pstep, int64_t planes, int64_t lanes,
+                 const std::vector<int64_t>& cell) {
+  U* plane = reinterpret_cast<U*>(planes_at);
+  U* block = reinterpret_cast<U*>(block_at);
+  const int64_t cells = int64_t(cell.size());
+  const bool packed = cell.back() == cells - 1;  // cells in order, one apart
+  for (int64_t p = 0; p < planes; ++p, plane += pstep) {
+    if (packed && back) {
+      for (int64_t i = 0; i < cells; ++i) plane[i] = block[i * lanes + p];
+    } else if (packed) {
+      for (int64_t i = 0; i < cells; ++i) block[i * lanes + p] = plane[i];
+    } else {
+      for (int64_t i = 0; i < cells; ++i) {
+        if (back) plane[cell[size_t(i)]] = block[i * lanes + p];
+        else block[i * lanes + p] = plane[cell[size_t(i)]];
+      }
+    }
+  }
+  if (!back)
+    for (int64_t i = 0; i < cells; ++i) std::fill(block + i * lanes + planes, block + (i + 1) * lanes, U(0));
+}
+void move_planes(int esize, bool back, char* planes_at, char* block_at, int64_t pstep, int64_t planes,
+                 int64_t lanes, const std::vector<int64_t>& cell) {
+  switch (esize) {
+    case 1: return move_planes<uint8_t>(back, planes_at, block_at, pstep, planes, lanes, cell);
+    case 2: return move_planes<uint16_t>(back, planes_at, block_at, pstep, planes, lanes, cell);
+    case 4: return move_planes<uint32_t>(back, planes_at, block_at, pstep, planes, lanes, cell);
+    default: return move_planes<uint64_t>(back, planes_at, block_at, pstep, planes, lanes, cell);
+  }
+}
+
+// Element offsets of the cells of a (T, H, W) plane of v, in (t, h, w) order.
+std::vector<int64_t> plane_cells(const View5& v, int64_t T, int64_t H, int64_t W) {
+  std::vector<int64_t> cell;
+  for (int64_t t = 0; t < T; ++t)
+    for (int64_t h = 0; h < H; ++h)
+      for (int64_t w = 0; w < W; ++w) cell.push_back(t * v.s[2] + h * v.s[3] + w * v.s[4]);
+  return cell;
+}
+
+// Channels-first planes too small for vectors along W (global and adaptive pooling, narrow outputs): blocks
+// of planes are copied into a channels-last block in the cache, pooled there with vectors over the planes
+// (one output at a time, as channels-last), and their outputs copied back.
+bool blocked_forward(const Forward& f) {
+  const AxisTable &A = f.tab.t, &B = f.tab.h, &W = f.tab.w;
+  const int64_t T = A.axis.in, H = B.axis.in, Wi = W.axis.in, OT = A.axis.out, OH = B.axis.out, OW = W.axis.out;
+  const int64_t lanes = f.x.esize == 4 ? 16 : 8, planes = f.N * f.C, in_cells = T * H * Wi, out_cells = OT * OH * OW;
+  const bool even = f.N == 1 || f.C == 1 || (f.x.s[0] == f.C * f.x.s[1] && f.y.s[0] == f.C * f.y.s[1]);
+  if (!even) return false;
+  const int64_t xstep = f.C == 1 ? f.x.s[0] : f.x.s[1], ystep = f.C == 1 ? f.y.s[0] : f.y.s[1];
+  Forward fb = f;  // the block: one image of `lanes` channels, channels-last
+  auto block_view = [&](const View5& v, int64_t t, int64_t h, int64_t w) {
+    View5 b = v;
+    b.data = nullptr;
+    b.s[0] = t * h * w * lanes, b.s[1] = 1, b.s[2] = h * w * lanes, b.s[3] = w * lanes, b.s[4] = lanes;
+    return b;
+  };
+  fb.x = block_view(f.x, T, H, Wi), fb.y = block_view(f.y, OT, OH, OW), fb.am = block_view(f.am, OT, OH, OW);
+  fb.N = 1, fb.C = lanes, fb.x_extent = in_cells * lanes - 1;
+  std::vector<RowPlan> plans(size_t(OT * OH));
+  for (int64_t r = 0; r < OT * OH; ++r) plans[size_t(r)] = plan_row(fb, r / OH, r % OH, false);
+  const std::vector<int64_t> xcell = plane_cells(f.x, T, H, Wi), ycell = plane_cells(f.y, OT, OH, OW);
+  const std::vector<int64_t> acell = f.am.defined() ? plane_cells(f.am, OT, OH, OW) : std::vector<int64_t>{};
+  const int64_t astep = f.C == 1 ? f.am.s[0] : f.am.s[1];
+  return parallel_for((planes + lanes - 1) / lanes, f.work, [&](int64_t i) {
+    thread_local std::vector<uint64_t> bx, by, ba;  // 8-byte words: aligned for any element type
+    bx.resize(size_t((in_cells * lanes * fb.x.esize + 7) / 8));
+    by.resize(size_t((out_cells * lanes * fb.y.esize + 7) / 8));
+    ba.resize(size_t((out_cells * lanes * 8 + 7) / 8));
+    const int64_t p0 = i * lanes, n = std::min(lanes, planes - p0);
+    Forward ft = fb;
+    ft.x.data = reinterpret_cast<char*>(bx.data());
+    ft.y.data = reinterpret_cast<char*>(by.data());
+    ft.am.data = f.am.defined() ? reinterpret_cast<char*>(ba.data()) : nullptr;
+    move_planes(f.x.esize, false, f.x.at<char>(p0 * xstep), ft.x.data, xstep, n, lanes, xcell);
+    for (int64_t r = 0; r < OT * OH; ++r)
+      run_row(ft, plans[size_t(r)], r / OH, r % OH, Rows{0, 0, 1, 0, 0}, 1, lanes);
+    move_planes(f.y.esize, true, f.y.at<char>(p0 * ystep), ft.y.data, ystep, n, lanes, ycell);
+    if (f.am.defined()) move_planes(f.am.esize, true, f.am.at<char>(p0 * astep), ft.am.data, astep, n, lanes, acell);
+    return true;
+  });
+}
+
 bool simd_forward(Forward& f, const TensorView& x, const TensorView& y) {
   const bool f32 = x.dtype == DType::f32;
   if (!f32 && x.dtype != DType::f64) return false;
@@ -160,6 +246,7 @@ bool simd_forward(Forward& f, const TensorView& x, const TensorView& y) {
     xstep = f.C == 1 ? f.x.s[0] : f.x.s[1];
     ystep = f.C == 1 ? f.y.s[0] : f.y.s[1];
     if (!even) outer = f.N, oxs = f.x.s[0], oys = f.y.s[0], planes = f.C;
+    if (f.g3.plane_in() <= 1024 && (OW < 8 || !regular_w) && blocked_forward(f)) return true;
   } else if (last) {
     // channels-last: lanes over (W, C) when C is small and a vector load exists for it, else over C
     bool merge = f.C < 8 && f.y.s[4] == f.C && regular_w &&
@@ -230,10 +317,11 @@ bool simd_forward(Forward& f, const TensorView& x, const TensorView& y) {
 bool run_forward(bool is_max, const Geometry& g, const AvgOptions& opt, const TensorView& x, const TensorView& y,
                  const TensorView& am) {
   if (x.device != Device::CPU || x.numel() == 0 || y.numel() == 0) return false;
-  Geometry g3 = as3d(g);
-  Forward f{is_max, g3, Tables(g3), View5(x), View5(y), View5(am), index_form(am), x.shape[0], x.shape[1],
-            opt, 0, nullptr, 0};
   if ((x.dtype == DType::bf16 || x.dtype == DType::f16) && half_forward(is_max, g, opt, x, y, am)) return true;
+  const Geometry g3 = as3d(g);
+  const Tables tab(g3);
+  Forward f{is_max, g3, tab, View5(x), View5(y), View5(am), index_form(am), x.shape[0], x.shape[1],
+            opt, 0, nullptr, 0};
   return simd_forward(f, x, y) || generic_forward(is_max, g, opt, x, y, am);
 }
 

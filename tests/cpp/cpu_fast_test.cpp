@@ -235,6 +235,43 @@ TEST_F(CpuFast, RowRunsDownPlanesMatchReference) {
         }
 }
 
+// Small channels-first planes with narrow or irregular outputs (adaptive and global pooling) go through
+// channels-last blocks of planes: block edges (33 planes), views, C = 1, every argmax form.
+TEST_F(CpuFast, SmallPlanesInBlocksMatchReference) {
+  const Geometry geoms[] = {adaptive_geometry({13, 13}, {7, 7}), adaptive_geometry({5, 9}, {3, 4}),
+                            global_geometry({7, 7}),             adaptive_geometry({10}, {4}),
+                            adaptive_geometry({4, 5, 6}, {2, 3, 2}),
+                            torch_geometry({6, 9}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, true)};
+  for (const Geometry& g : geoms)
+    for (DType dt : {DType::f32, DType::f64})
+      for (int64_t C : {int64_t(11), int64_t(1)})
+        for (int view = 0; view < 3; ++view) {
+          Case k;
+          k.N = 3, k.C = C;
+          std::vector<int64_t> in = g.input_size();
+          const Shape xs = shape_of(k, in), ys = shape_of(k, g.output_size());
+          const bool slice = view == 1, spread = view == 2;
+          const Layout lay = Layout::ChannelsFirst;
+          SCOPED_TRACE(xs.str() + " -> " + ys.str() + " " + dtype_name(dt) + " view " + std::to_string(view));
+          Buf x = make(dt, xs, lay, slice, spread);
+          fill(x.view, rng, true);
+          for (int f = -1; f < 3; ++f) {  // no argmax, then uint8, int32, int64
+            const DType form = f < 1 ? DType::u8 : f == 1 ? DType::i32 : DType::i64;
+            Buf y0 = make(dt, ys, lay, slice, spread), y1 = make(dt, ys, lay, slice, spread);
+            Buf a0 = make(form, ys, lay, slice, spread), a1 = make(form, ys, lay, slice, spread);
+            const TensorView am0 = f < 0 ? TensorView{} : a0.view, am1 = f < 0 ? TensorView{} : a1.view;
+            ref::max_pool_forward(g, x.view, y0.view, am0);
+            ASSERT_TRUE(cpu::max_pool_forward(g, x.view, y1.view, am1));
+            EXPECT_TRUE(same_bits(y0, y1)) << "form " << f;
+            EXPECT_TRUE(same_bits(a0, a1)) << "form " << f;
+          }
+          Buf y0 = make(dt, ys, lay, slice, spread), y1 = make(dt, ys, lay, slice, spread);
+          ref::avg_pool_forward(g, AvgOptions{}, x.view, y0.view);
+          ASSERT_TRUE(cpu::avg_pool_forward(g, AvgOptions{}, x.view, y1.view));
+          EXPECT_TRUE(same_bits(y0, y1));
+        }
+}
+
 // bfloat16 / float16 go through float32 blocks (channel ranges of one image, or several images): tensors big
 // enough for several blocks and threads, both layouts, still the reference's bits.
 TEST_F(CpuFast, HalfTypesInBlocksMatchReference) {
