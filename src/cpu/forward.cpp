@@ -1,7 +1,10 @@
 // Drivers of max and average pooling forward: they turn the geometry into tap lists (from the per-axis tables)
 // and hand rows of outputs to the SIMD microkernels. Channels-first rows are vectorised along W; channels-last
-// along C, or along (W, C) together when C is too small to fill a vector. Other dtypes and layouts take the
-// scalar loop at the end, which still uses the tables.
+// along C, or along (W, C) together when C is too small to fill a vector. Rows are walked in memory order (down
+// a plane, and from plane to plane where every row sees whole windows): hardware prefetch follows them, where
+// it could not follow one row across many planes. Small channels-first planes with narrow outputs are pooled
+// as channels-last blocks of planes. Other dtypes and layouts take the scalar loop at the end, which still uses
+// the tables.
 #include <algorithm>
 
 #include "../backends.hpp"

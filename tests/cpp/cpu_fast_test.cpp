@@ -89,6 +89,37 @@ Case random_case(std::mt19937_64& rng) {
   return k;
 }
 
+// Max (forward with each argmax form, backward from it) and average without padding in the count (forward,
+// backward) on the fast path give the reference's bits, on a random input.
+void expect_max_and_avg_match(const Geometry& g, DType dt, const Shape& xs, const Shape& ys, Layout lay, bool slice,
+                              std::initializer_list<DType> forms, std::mt19937_64& rng) {
+  Buf x = make(dt, xs, lay, slice), dy = make(dt, ys, lay, slice);
+  fill(x.view, rng, true);
+  fill(dy.view, rng, false);
+  for (DType form : forms) {
+    Buf y0 = make(dt, ys, lay, slice), y1 = make(dt, ys, lay, slice);
+    Buf a0 = make(form, ys, lay, slice), a1 = make(form, ys, lay, slice);
+    ref::max_pool_forward(g, x.view, y0.view, a0.view);
+    ASSERT_TRUE(cpu::max_pool_forward(g, x.view, y1.view, a1.view));
+    EXPECT_TRUE(same_bits(y0, y1)) << dtype_name(form);
+    EXPECT_TRUE(same_bits(a0, a1)) << dtype_name(form);
+    Buf dx0 = make(dt, xs, lay, slice), dx1 = make(dt, xs, lay, slice);
+    ref::max_pool_backward(g, dy.view, a0.view, x.view, dx0.view);
+    ASSERT_TRUE(cpu::max_pool_backward(g, dy.view, a1.view, x.view, dx1.view));
+    EXPECT_TRUE(same_bits(dx0, dx1)) << dtype_name(form);
+  }
+  AvgOptions opt;
+  opt.count_include_pad = false;
+  Buf y0 = make(dt, ys, lay, slice), y1 = make(dt, ys, lay, slice);
+  ref::avg_pool_forward(g, opt, x.view, y0.view);
+  ASSERT_TRUE(cpu::avg_pool_forward(g, opt, x.view, y1.view));
+  EXPECT_TRUE(same_bits(y0, y1));
+  Buf dx0 = make(dt, xs, lay, slice), dx1 = make(dt, xs, lay, slice);
+  ref::avg_pool_backward(g, opt, dy.view, dx0.view);
+  ASSERT_TRUE(cpu::avg_pool_backward(g, opt, dy.view, dx1.view));
+  EXPECT_TRUE(same_bits(dx0, dx1));
+}
+
 class CpuFast : public ::testing::Test {
  protected:
   std::mt19937_64 rng{12345};
@@ -207,31 +238,7 @@ TEST_F(CpuFast, RowRunsDownPlanesMatchReference) {
           const Shape xs = shape_of(k, run.in), ys = shape_of(k, g.output_size());
           SCOPED_TRACE(xs.str() + " -> " + ys.str() + " layout " + std::to_string(int(lay)) + " " + dtype_name(dt) +
                        " slice " + std::to_string(slice));
-          Buf x = make(dt, xs, lay, slice), dy = make(dt, ys, lay, slice);
-          fill(x.view, rng, true);
-          fill(dy.view, rng, false);
-          for (DType form : {DType::u8, DType::i32, DType::i64}) {
-            Buf y0 = make(dt, ys, lay, slice), y1 = make(dt, ys, lay, slice);
-            Buf a0 = make(form, ys, lay, slice), a1 = make(form, ys, lay, slice);
-            ref::max_pool_forward(g, x.view, y0.view, a0.view);
-            ASSERT_TRUE(cpu::max_pool_forward(g, x.view, y1.view, a1.view));
-            EXPECT_TRUE(same_bits(y0, y1)) << dtype_name(form);
-            EXPECT_TRUE(same_bits(a0, a1)) << dtype_name(form);
-            Buf dx0 = make(dt, xs, lay, slice), dx1 = make(dt, xs, lay, slice);
-            ref::max_pool_backward(g, dy.view, a0.view, x.view, dx0.view);
-            ASSERT_TRUE(cpu::max_pool_backward(g, dy.view, a1.view, x.view, dx1.view));
-            EXPECT_TRUE(same_bits(dx0, dx1)) << dtype_name(form);
-          }
-          AvgOptions opt;
-          opt.count_include_pad = false;
-          Buf y0 = make(dt, ys, lay, slice), y1 = make(dt, ys, lay, slice);
-          ref::avg_pool_forward(g, opt, x.view, y0.view);
-          ASSERT_TRUE(cpu::avg_pool_forward(g, opt, x.view, y1.view));
-          EXPECT_TRUE(same_bits(y0, y1));
-          Buf dx0 = make(dt, xs, lay, slice), dx1 = make(dt, xs, lay, slice);
-          ref::avg_pool_backward(g, opt, dy.view, dx0.view);
-          ASSERT_TRUE(cpu::avg_pool_backward(g, opt, dy.view, dx1.view));
-          EXPECT_TRUE(same_bits(dx0, dx1));
+          expect_max_and_avg_match(g, dt, xs, ys, lay, slice, {DType::u8, DType::i32, DType::i64}, rng);
         }
 }
 
@@ -281,31 +288,7 @@ TEST_F(CpuFast, HalfTypesInBlocksMatchReference) {
       for (Shape xs : {Shape{2, 20, 63, 64}, Shape{24, 3, 63, 64}}) {
         SCOPED_TRACE(std::string(dtype_name(dt)) + " " + xs.str() + " layout " + std::to_string(int(lay)));
         Shape ys{xs[0], xs[1], 32, 33};
-        Buf x = make(dt, xs, lay, false), dy = make(dt, ys, lay, false);
-        fill(x.view, rng, true);
-        fill(dy.view, rng, false);
-        for (DType form : {DType::u8, DType::i64}) {
-          Buf y0 = make(dt, ys, lay, false), y1 = make(dt, ys, lay, false);
-          Buf a0 = make(form, ys, lay, false), a1 = make(form, ys, lay, false);
-          ref::max_pool_forward(g, x.view, y0.view, a0.view);
-          ASSERT_TRUE(cpu::max_pool_forward(g, x.view, y1.view, a1.view));
-          EXPECT_TRUE(same_bits(y0, y1));
-          EXPECT_TRUE(same_bits(a0, a1));
-          Buf dx0 = make(dt, xs, lay, false), dx1 = make(dt, xs, lay, false);
-          ref::max_pool_backward(g, dy.view, a0.view, x.view, dx0.view);
-          ASSERT_TRUE(cpu::max_pool_backward(g, dy.view, a1.view, x.view, dx1.view));
-          EXPECT_TRUE(same_bits(dx0, dx1));
-        }
-        AvgOptions opt;
-        opt.count_include_pad = false;
-        Buf y0 = make(dt, ys, lay, false), y1 = make(dt, ys, lay, false);
-        ref::avg_pool_forward(g, opt, x.view, y0.view);
-        ASSERT_TRUE(cpu::avg_pool_forward(g, opt, x.view, y1.view));
-        EXPECT_TRUE(same_bits(y0, y1));
-        Buf dx0 = make(dt, xs, lay, false), dx1 = make(dt, xs, lay, false);
-        ref::avg_pool_backward(g, opt, dy.view, dx0.view);
-        ASSERT_TRUE(cpu::avg_pool_backward(g, opt, dy.view, dx1.view));
-        EXPECT_TRUE(same_bits(dx0, dx1));
+        expect_max_and_avg_match(g, dt, xs, ys, lay, false, {DType::u8, DType::i64}, rng);
       }
 }
 
