@@ -168,6 +168,8 @@ bool tiled_all_rows(const Backward& b, int64_t G) {
   });
 }
 
+}  // namespace
+
 // Is every saved argmax of output pixel (n, ot, oh, ow) inside its window? Whole windows need only a range
 // check of the window-local form; the rest decode each value.
 bool pixel_argmax_valid(const Backward& b, int64_t n, int64_t ot, int64_t oh, int64_t ow) {
@@ -195,51 +197,18 @@ bool pixel_argmax_valid(const Backward& b, int64_t n, int64_t ot, int64_t oh, in
   return true;
 }
 
-template <class T>
-void divide(const T* from, T* to, int64_t n, T d) {
-  for (int64_t c = 0; c < n; ++c) to[c] = from[c] / d;
+LastPlan::LastPlan(const Backward& b) : ct(b.g3.axes[0]), ch(b.g3.axes[1]), cw(b.g3.axes[2]) {
+  for (int i = 0; i < 3; ++i)
+    for (int64_t o = 0; o < b.g3.axes[i].out; ++o)
+      divisor[i].push_back(b.is_max ? 1
+                           : b.opt.divisor_override ? (i == 0 ? *b.opt.divisor_override : 1)
+                                                    : b.g3.axes[i].divisor(o, b.opt.count_include_pad));
 }
 
-bool channels_last(const Backward& b) {
+bool gather_last(const Backward& b, const LastPlan& p, const View5& q) {
   const AxisTable &A = b.tab.t, &B = b.tab.h, &W = b.tab.w;
   const bool f32 = b.esize == 4;
-  if (b.is_max) {
-    bool ok = parallel_for(b.N * A.axis.out * B.axis.out, b.work, [&](int64_t i) {
-      int64_t oh = i % B.axis.out, ot = (i / B.axis.out) % A.axis.out, n = i / (B.axis.out * A.axis.out);
-      for (int64_t ow = 0; ow < W.axis.out; ++ow)
-        if (!pixel_argmax_valid(b, n, ot, oh, ow)) return false;
-      return true;
-    });
-    if (!ok) return false;
-  }
-  const Covers ct(A.axis), ch(B.axis), cw(W.axis);
-  std::vector<int64_t> divisor[3];  // average: per axis and output
-  if (!b.is_max)
-    for (int i = 0; i < 3; ++i)
-      for (int64_t o = 0; o < b.g3.axes[i].out; ++o)
-        divisor[i].push_back(b.opt.divisor_override ? (i == 0 ? *b.opt.divisor_override : 1)
-                                                    : b.g3.axes[i].divisor(o, b.opt.count_include_pad));
-  // Average: each output divided by its divisor once, into a channels-last copy (the gather then only adds;
-  // the same divisions and additions as the reference's, so the same bits).
-  std::unique_ptr<void, void (*)(void*)> qbuf(nullptr, release);
-  View5 q = b.dy;
-  if (!b.is_max) {
-    const int64_t OT = A.axis.out, OH = B.axis.out, OW = W.axis.out;
-    qbuf.reset(allocate(size_t(b.N * OT * OH * OW * b.C * b.esize)));
-    q.data = static_cast<char*>(qbuf.get());
-    q.s[4] = b.C, q.s[3] = OW * b.C, q.s[2] = OH * OW * b.C, q.s[1] = 1, q.s[0] = OT * OH * OW * b.C;
-    if (!parallel_for(b.N * OT * OH, b.work, [&](int64_t i) {
-          const int64_t oh = i % OH, ot = (i / OH) % OT, n = i / (OH * OT);
-          for (int64_t ow = 0; ow < OW; ++ow) {
-            const int64_t d = divisor[0][size_t(ot)] * divisor[1][size_t(oh)] * divisor[2][size_t(ow)];
-            const int64_t from = b.dy.offset(n, 0, ot, oh, ow), to = q.offset(n, 0, ot, oh, ow);
-            if (f32) divide(b.dy.at<float>(from), q.at<float>(to), b.C, float(d));
-            else divide(b.dy.at<double>(from), q.at<double>(to), b.C, double(d));
-          }
-          return true;
-        }))
-      return false;
-  }
+  const Covers &ct = p.ct, &ch = p.ch, &cw = p.cw;
   // One dx row (n, t, h) per task: its covering output rows (ot, oh) first, then per pixel w their outputs ow,
   // so the terms of a pixel come in increasing output order.
   struct OutRow {
@@ -287,6 +256,50 @@ bool channels_last(const Backward& b) {
   });
 }
 
+namespace {
+
+template <class T>
+void divide(const T* from, T* to, int64_t n, T d) {
+  for (int64_t c = 0; c < n; ++c) to[c] = from[c] / d;
+}
+
+bool channels_last(const Backward& b) {
+  const AxisTable &A = b.tab.t, &B = b.tab.h, &W = b.tab.w;
+  const bool f32 = b.esize == 4;
+  if (b.is_max) {
+    bool ok = parallel_for(b.N * A.axis.out * B.axis.out, b.work, [&](int64_t i) {
+      int64_t oh = i % B.axis.out, ot = (i / B.axis.out) % A.axis.out, n = i / (B.axis.out * A.axis.out);
+      for (int64_t ow = 0; ow < W.axis.out; ++ow)
+        if (!pixel_argmax_valid(b, n, ot, oh, ow)) return false;
+      return true;
+    });
+    if (!ok) return false;
+  }
+  const LastPlan p(b);
+  // Average: each output divided by its divisor once, into a channels-last copy (the gather then only adds;
+  // the same divisions and additions as the reference's, so the same bits).
+  std::unique_ptr<void, void (*)(void*)> qbuf(nullptr, release);
+  View5 q = b.dy;
+  if (!b.is_max) {
+    const int64_t OT = A.axis.out, OH = B.axis.out, OW = W.axis.out;
+    qbuf.reset(allocate(size_t(b.N * OT * OH * OW * b.C * b.esize)));
+    q.data = static_cast<char*>(qbuf.get());
+    q.s[4] = b.C, q.s[3] = OW * b.C, q.s[2] = OH * OW * b.C, q.s[1] = 1, q.s[0] = OT * OH * OW * b.C;
+    if (!parallel_for(b.N * OT * OH, b.work, [&](int64_t i) {
+          const int64_t oh = i % OH, ot = (i / OH) % OT, n = i / (OH * OT);
+          for (int64_t ow = 0; ow < OW; ++ow) {
+            const int64_t d = p.window_divisor(ot, oh, ow);
+            const int64_t from = b.dy.offset(n, 0, ot, oh, ow), to = q.offset(n, 0, ot, oh, ow);
+            if (f32) divide(b.dy.at<float>(from), q.at<float>(to), b.C, float(d));
+            else divide(b.dy.at<double>(from), q.at<double>(to), b.C, double(d));
+          }
+          return true;
+        }))
+      return false;
+  }
+  return gather_last(b, p, q);
+}
+
 bool run_backward(bool is_max, const Geometry& g, const AvgOptions& opt, const TensorView& dy,
                   const TensorView& am, const TensorView& dx) {
   if (dx.device != Device::CPU || dx.numel() == 0 || dy.numel() == 0) return false;
@@ -302,7 +315,8 @@ bool run_backward(bool is_max, const Geometry& g, const AvgOptions& opt, const T
     const TensorView local(buf.get(), dt, am.shape, layout);
     if (flat_argmax_to_local(g3, am, local)) return run_backward(is_max, g, opt, dy, local, dx);
   }
-  Backward b{is_max, g3, Tables(g3), View5(dy), View5(dx), View5(am), index_form(am), dx.shape[0], dx.shape[1],
+  const Tables tab(g3);
+  Backward b{is_max, g3, tab, View5(dy), View5(dx), View5(am), index_form(am), dx.shape[0], dx.shape[1],
              opt, dtype_size(dx.dtype), dx.numel() + dy.numel(), dx.dtype};
   const bool simd = (dx.dtype == DType::f32 || dx.dtype == DType::f64) && (!is_max || b.am.same_strides(b.dy));
   const bool last = b.dx.s[1] == 1 && b.dy.s[1] == 1;
@@ -315,6 +329,7 @@ bool run_backward(bool is_max, const Geometry& g, const AvgOptions& opt, const T
     }
   }
   if (simd && last && b.C > 1) return channels_last(b);
+  if (simd && blocked_backward(b)) return true;
   return rows_backward(b);
 }
 

@@ -11,7 +11,7 @@ namespace poolkit::cpu {
 struct Backward {
   bool is_max;
   Geometry g3;
-  Tables tab;
+  const Tables& tab;
   View5 dy, dx, am;
   IndexForm form;
   int64_t N, C;
@@ -47,6 +47,24 @@ struct Covers {
 // The window-local tap id a saved argmax v (in b.form) of output (ot, oh, ow) names, or -1 when it is not a
 // cell of that window.
 int64_t local_tap(const Backward& b, int64_t v, int64_t ot, int64_t oh, int64_t ow);
+
+// Channels-last backward (float32/float64, C > 1), set up once: each input pixel gathers its covering outputs.
+struct LastPlan {
+  Covers ct, ch, cw;
+  std::vector<int64_t> divisor[3];  // average: per axis and output (the product is the window's divisor)
+  explicit LastPlan(const Backward& b);
+  int64_t window_divisor(int64_t ot, int64_t oh, int64_t ow) const {
+    return divisor[0][size_t(ot)] * divisor[1][size_t(oh)] * divisor[2][size_t(ow)];
+  }
+};
+// Is every saved argmax of output pixel (n, ot, oh, ow) inside its window?
+bool pixel_argmax_valid(const Backward& b, int64_t n, int64_t ot, int64_t oh, int64_t ow);
+// dx from q: dy itself for max (argmax checked before), dy divided by each window's divisor for average; q is
+// channels-last like dy.
+bool gather_last(const Backward& b, const LastPlan& p, const View5& q);
+
+// Small channels-first planes with narrow or irregular windows, as channels-last blocks of planes.
+bool blocked_backward(const Backward& b);
 
 // Channels-first (any strides, any float type) backward of windows that overlap, leave gaps or vary in size:
 // per plane, dx rows accumulate their covering output rows, vectorised along W. Returns false when a saved

@@ -11,6 +11,7 @@
 #include "common.hpp"
 #include "generic.hpp"
 #include "half.hpp"
+#include "plane_blocks.hpp"
 
 namespace poolkit::cpu {
 namespace {
@@ -140,49 +141,6 @@ void run_row(const Forward& f, const RowPlan& p, int64_t ot, int64_t oh, const R
   }
 }
 
-// Copies `planes` planes of `cells` cells, plane p at from + p * pstep (cells at offsets `cell`), to lanes p of
-// a channels-last block of `lanes` lanes (back = false), or back (back = true); the bits move as they are.
-template <class U>
-void move_planes(bool back, char* planes_at, char* block_at, int64_t pstep, int64_t planes, int64_t lanes,
-                 const std::vector<int64_t>& cell) {
-  U* plane = reinterpret_cast<U*>(planes_at);
-  U* block = reinterpret_cast<U*>(block_at);
-  const int64_t cells = int64_t(cell.size());
-  const bool packed = cell.back() == cells - 1;  // cells in order, one apart
-  for (int64_t p = 0; p < planes; ++p, plane += pstep) {
-    if (packed && back) {
-      for (int64_t i = 0; i < cells; ++i) plane[i] = block[i * lanes + p];
-    } else if (packed) {
-      for (int64_t i = 0; i < cells; ++i) block[i * lanes + p] = plane[i];
-    } else {
-      for (int64_t i = 0; i < cells; ++i) {
-        if (back) plane[cell[size_t(i)]] = block[i * lanes + p];
-        else block[i * lanes + p] = plane[cell[size_t(i)]];
-      }
-    }
-  }
-  if (!back)
-    for (int64_t i = 0; i < cells; ++i) std::fill(block + i * lanes + planes, block + (i + 1) * lanes, U(0));
-}
-void move_planes(int esize, bool back, char* planes_at, char* block_at, int64_t pstep, int64_t planes,
-                 int64_t lanes, const std::vector<int64_t>& cell) {
-  switch (esize) {
-    case 1: return move_planes<uint8_t>(back, planes_at, block_at, pstep, planes, lanes, cell);
-    case 2: return move_planes<uint16_t>(back, planes_at, block_at, pstep, planes, lanes, cell);
-    case 4: return move_planes<uint32_t>(back, planes_at, block_at, pstep, planes, lanes, cell);
-    default: return move_planes<uint64_t>(back, planes_at, block_at, pstep, planes, lanes, cell);
-  }
-}
-
-// Element offsets of the cells of a (T, H, W) plane of v, in (t, h, w) order.
-std::vector<int64_t> plane_cells(const View5& v, int64_t T, int64_t H, int64_t W) {
-  std::vector<int64_t> cell;
-  for (int64_t t = 0; t < T; ++t)
-    for (int64_t h = 0; h < H; ++h)
-      for (int64_t w = 0; w < W; ++w) cell.push_back(t * v.s[2] + h * v.s[3] + w * v.s[4]);
-  return cell;
-}
-
 // Channels-first planes too small for vectors along W (global and adaptive pooling, narrow outputs): blocks
 // of planes are copied into a channels-last block in the cache, pooled there with vectors over the planes
 // (one output at a time, as channels-last), and their outputs copied back.
@@ -194,13 +152,8 @@ bool blocked_forward(const Forward& f) {
   if (!even) return false;
   const int64_t xstep = f.C == 1 ? f.x.s[0] : f.x.s[1], ystep = f.C == 1 ? f.y.s[0] : f.y.s[1];
   Forward fb = f;  // the block: one image of `lanes` channels, channels-last
-  auto block_view = [&](const View5& v, int64_t t, int64_t h, int64_t w) {
-    View5 b = v;
-    b.data = nullptr;
-    b.s[0] = t * h * w * lanes, b.s[1] = 1, b.s[2] = h * w * lanes, b.s[3] = w * lanes, b.s[4] = lanes;
-    return b;
-  };
-  fb.x = block_view(f.x, T, H, Wi), fb.y = block_view(f.y, OT, OH, OW), fb.am = block_view(f.am, OT, OH, OW);
+  fb.x = block_view(f.x, lanes, T, H, Wi), fb.y = block_view(f.y, lanes, OT, OH, OW);
+  fb.am = block_view(f.am, lanes, OT, OH, OW);
   fb.N = 1, fb.C = lanes, fb.x_extent = in_cells * lanes - 1;
   std::vector<RowPlan> plans(size_t(OT * OH));
   for (int64_t r = 0; r < OT * OH; ++r) plans[size_t(r)] = plan_row(fb, r / OH, r % OH, false);
@@ -217,11 +170,11 @@ bool blocked_forward(const Forward& f) {
     ft.x.data = reinterpret_cast<char*>(bx.data());
     ft.y.data = reinterpret_cast<char*>(by.data());
     ft.am.data = f.am.defined() ? reinterpret_cast<char*>(ba.data()) : nullptr;
-    move_planes(f.x.esize, false, f.x.at<char>(p0 * xstep), ft.x.data, xstep, n, lanes, xcell);
+    planes_to_block(f.x.esize, f.x.at<char>(p0 * xstep), xstep, n, xcell, ft.x.data, lanes);
     for (int64_t r = 0; r < OT * OH; ++r)
       run_row(ft, plans[size_t(r)], r / OH, r % OH, Rows{0, 0, 1, 0, 0}, 1, lanes);
-    move_planes(f.y.esize, true, f.y.at<char>(p0 * ystep), ft.y.data, ystep, n, lanes, ycell);
-    if (f.am.defined()) move_planes(f.am.esize, true, f.am.at<char>(p0 * astep), ft.am.data, astep, n, lanes, acell);
+    block_to_planes(f.y.esize, ft.y.data, lanes, ycell, f.y.at<char>(p0 * ystep), ystep, n);
+    if (f.am.defined()) block_to_planes(f.am.esize, ft.am.data, lanes, acell, f.am.at<char>(p0 * astep), astep, n);
     return true;
   });
 }

@@ -243,7 +243,8 @@ TEST_F(CpuFast, RowRunsDownPlanesMatchReference) {
 }
 
 // Small channels-first planes with narrow or irregular outputs (adaptive and global pooling) go through
-// channels-last blocks of planes: block edges (33 planes), views, C = 1, every argmax form.
+// channels-last blocks of planes, forward and backward: block edges (33 planes), views, C = 1, every argmax
+// form, both divisor policies.
 TEST_F(CpuFast, SmallPlanesInBlocksMatchReference) {
   const Geometry geoms[] = {adaptive_geometry({13, 13}, {7, 7}), adaptive_geometry({5, 9}, {3, 4}),
                             global_geometry({7, 7}),             adaptive_geometry({10}, {4}),
@@ -260,8 +261,9 @@ TEST_F(CpuFast, SmallPlanesInBlocksMatchReference) {
           const bool slice = view == 1, spread = view == 2;
           const Layout lay = Layout::ChannelsFirst;
           SCOPED_TRACE(xs.str() + " -> " + ys.str() + " " + dtype_name(dt) + " view " + std::to_string(view));
-          Buf x = make(dt, xs, lay, slice, spread);
+          Buf x = make(dt, xs, lay, slice, spread), dy = make(dt, ys, lay, slice, spread);
           fill(x.view, rng, true);
+          fill(dy.view, rng, true);
           for (int f = -1; f < 3; ++f) {  // no argmax, then uint8, int32, int64
             const DType form = f < 1 ? DType::u8 : f == 1 ? DType::i32 : DType::i64;
             Buf y0 = make(dt, ys, lay, slice, spread), y1 = make(dt, ys, lay, slice, spread);
@@ -271,11 +273,24 @@ TEST_F(CpuFast, SmallPlanesInBlocksMatchReference) {
             ASSERT_TRUE(cpu::max_pool_forward(g, x.view, y1.view, am1));
             EXPECT_TRUE(same_bits(y0, y1)) << "form " << f;
             EXPECT_TRUE(same_bits(a0, a1)) << "form " << f;
+            if (f < 0) continue;
+            Buf dx0 = make(dt, xs, lay, slice, spread), dx1 = make(dt, xs, lay, slice, spread);
+            ref::max_pool_backward(g, dy.view, am0, x.view, dx0.view);
+            ASSERT_TRUE(cpu::max_pool_backward(g, dy.view, am1, x.view, dx1.view));
+            EXPECT_TRUE(same_bits(dx0, dx1)) << "form " << f;
           }
-          Buf y0 = make(dt, ys, lay, slice, spread), y1 = make(dt, ys, lay, slice, spread);
-          ref::avg_pool_forward(g, AvgOptions{}, x.view, y0.view);
-          ASSERT_TRUE(cpu::avg_pool_forward(g, AvgOptions{}, x.view, y1.view));
-          EXPECT_TRUE(same_bits(y0, y1));
+          for (bool include : {true, false}) {
+            AvgOptions opt;
+            opt.count_include_pad = include;
+            Buf y0 = make(dt, ys, lay, slice, spread), y1 = make(dt, ys, lay, slice, spread);
+            ref::avg_pool_forward(g, opt, x.view, y0.view);
+            ASSERT_TRUE(cpu::avg_pool_forward(g, opt, x.view, y1.view));
+            EXPECT_TRUE(same_bits(y0, y1));
+            Buf dx0 = make(dt, xs, lay, slice, spread), dx1 = make(dt, xs, lay, slice, spread);
+            ref::avg_pool_backward(g, opt, dy.view, dx0.view);
+            ASSERT_TRUE(cpu::avg_pool_backward(g, opt, dy.view, dx1.view));
+            EXPECT_TRUE(same_bits(dx0, dx1));
+          }
         }
 }
 

@@ -1,0 +1,74 @@
+// Backward of small channels-first planes whose windows are narrow or vary along W (adaptive, global): blocks
+// of planes are copied into a channels-last block in the cache (dy divided by its divisors there, for average),
+// gathered as channels-last with vectors over the planes, and dx copied back. The same divisions and additions
+// in the same order as the channels-last path, so the reference's bits.
+#include <algorithm>
+#include <vector>
+
+#include "backward.hpp"
+#include "plane_blocks.hpp"
+
+namespace poolkit::cpu {
+namespace {
+
+template <class T>
+void divide_cells(char* block, const std::vector<int64_t>& divisor, int64_t lanes) {
+  T* q = reinterpret_cast<T*>(block);
+  for (size_t i = 0; i < divisor.size(); ++i) {
+    const T d = T(divisor[i]);
+    for (int64_t c = 0; c < lanes; ++c) q[int64_t(i) * lanes + c] = q[int64_t(i) * lanes + c] / d;
+  }
+}
+
+}  // namespace
+
+bool blocked_backward(const Backward& b) {
+  const AxisTable &A = b.tab.t, &B = b.tab.h, &W = b.tab.w;
+  const int64_t T = A.axis.in, H = B.axis.in, Wi = W.axis.in, OT = A.axis.out, OH = B.axis.out, OW = W.axis.out;
+  const bool regular_w = W.axis.kind == AxisKind::Regular && W.full_end > W.full_begin;
+  if (b.g3.plane_in() > 1024 || OT * OH * OW == 1 || (OW >= 8 && regular_w) || (b.esize != 4 && b.esize != 8))
+    return false;  // (a single window per plane: rows_backward fills it directly)
+  auto even = [&](const View5& v) { return b.N == 1 || b.C == 1 || v.s[0] == b.C * v.s[1]; };
+  if (!even(b.dx) || !even(b.dy)) return false;
+  auto plane_step = [&](const View5& v) { return b.C == 1 ? v.s[0] : v.s[1]; };
+  const int64_t lanes = b.esize == 4 ? 16 : 8, planes = b.N * b.C, in_cells = T * H * Wi, out_cells = OT * OH * OW;
+  const LastPlan p(b);
+  Backward bb = b;  // the block: one image of `lanes` channels, channels-last
+  bb.N = 1, bb.C = lanes, bb.work = 0;  // work 0: the gather runs on the thread that has the block
+  bb.dy = block_view(b.dy, lanes, OT, OH, OW), bb.am = block_view(b.am, lanes, OT, OH, OW);
+  bb.dx = block_view(b.dx, lanes, T, H, Wi);
+  const std::vector<int64_t> ycell = plane_cells(b.dy, OT, OH, OW), xcell = plane_cells(b.dx, T, H, Wi);
+  const std::vector<int64_t> acell = b.is_max ? plane_cells(b.am, OT, OH, OW) : std::vector<int64_t>{};
+  std::vector<int64_t> divisor;  // average: per output cell
+  if (!b.is_max)
+    for (int64_t ot = 0; ot < OT; ++ot)
+      for (int64_t oh = 0; oh < OH; ++oh)
+        for (int64_t ow = 0; ow < OW; ++ow) divisor.push_back(p.window_divisor(ot, oh, ow));
+  return parallel_for((planes + lanes - 1) / lanes, b.work, [&](int64_t i) {
+    thread_local std::vector<uint64_t> by, bx, ba;  // 8-byte words: aligned for any element type
+    by.resize(size_t(out_cells * lanes)), bx.resize(size_t(in_cells * lanes)), ba.resize(size_t(out_cells * lanes));
+    const int64_t p0 = i * lanes, n = std::min(lanes, planes - p0);
+    Backward bt = bb;
+    bt.dy.data = reinterpret_cast<char*>(by.data());
+    bt.dx.data = reinterpret_cast<char*>(bx.data());
+    bt.am.data = b.is_max ? reinterpret_cast<char*>(ba.data()) : nullptr;
+    planes_to_block(b.esize, b.dy.at<char>(p0 * plane_step(b.dy)), plane_step(b.dy), n, ycell, bt.dy.data, lanes);
+    if (b.is_max) {
+      planes_to_block(b.am.esize, b.am.at<char>(p0 * plane_step(b.am)), plane_step(b.am), n, acell, bt.am.data,
+                      lanes);
+      for (int64_t ot = 0; ot < OT; ++ot)
+        for (int64_t oh = 0; oh < OH; ++oh)
+          for (int64_t ow = 0; ow < OW; ++ow)
+            if (!pixel_argmax_valid(bt, 0, ot, oh, ow)) return false;
+    } else if (b.esize == 4) {
+      divide_cells<float>(bt.dy.data, divisor, lanes);
+    } else {
+      divide_cells<double>(bt.dy.data, divisor, lanes);
+    }
+    if (!gather_last(bt, p, bt.dy)) return false;
+    block_to_planes(b.esize, bt.dx.data, lanes, xcell, b.dx.at<char>(p0 * plane_step(b.dx)), plane_step(b.dx), n);
+    return true;
+  });
+}
+
+}  // namespace poolkit::cpu

@@ -1,0 +1,27 @@
+#pragma once
+// Small channels-first planes are pooled as channels-last blocks of planes, in the cache: vectors then run over
+// the planes (lanes) where the planes themselves are too narrow for vectors. These copy planes into blocks and
+// back; the bits move as they are.
+#include <cstdint>
+#include <vector>
+
+#include "common.hpp"
+
+namespace poolkit::cpu {
+
+// Element offsets of the cells of a (T, H, W) plane of v, in (t, h, w) order.
+std::vector<int64_t> plane_cells(const View5& v, int64_t T, int64_t H, int64_t W);
+
+// A block of `lanes` channels-last lanes of (T, H, W) cells, as one image (N = 1, C = lanes) with v's element
+// size and no data yet.
+View5 block_view(const View5& v, int64_t lanes, int64_t T, int64_t H, int64_t W);
+
+// Planes [0, count) at `planes`, `pstep` elements apart, into lanes [0, count) of `block`; lanes from count on
+// repeat the last plane, so that they hold valid values.
+void planes_to_block(int esize, const char* planes, int64_t pstep, int64_t count, const std::vector<int64_t>& cell,
+                     char* block, int64_t lanes);
+// Lanes [0, count) of `block` back into their planes.
+void block_to_planes(int esize, const char* block, int64_t lanes, const std::vector<int64_t>& cell, char* planes,
+                     int64_t pstep, int64_t count);
+
+}  // namespace poolkit::cpu
