@@ -28,13 +28,13 @@ TensorView block(const TensorView& t, int64_t n0, int64_t nn, int64_t c0, int64_
 
 // Runs pool(in32, out32, argmax block) on float32 copies of blocks of `in`, narrowing out32 into `out`.
 // Blocks are ranges of channels of one image in channels-first (contiguous there), whole images otherwise,
-// of about 64K input elements each so that the copies stay in cache.
+// of about 256K input elements each so that the copies stay in the cache.
 template <class Pool>
 bool through_f32(const TensorView& in, const TensorView& out, const TensorView& argmax, Pool&& pool) {
   std::optional<Layout> layout = shared_layout(in, out);
   if (!layout || (argmax.data && !argmax.is_contiguous(*layout))) return false;
   const int64_t N = in.shape[0], C = in.shape[1], per_image = in.numel() / N;
-  const int64_t target = int64_t(1) << 16;
+  const int64_t target = int64_t(1) << 18;
   int64_t images = std::clamp<int64_t>(target / std::max<int64_t>(1, per_image), 1, N), channels = C;
   if (*layout == Layout::ChannelsFirst) {
     channels = std::clamp<int64_t>(target / std::max<int64_t>(1, per_image / C), 1, C);
