@@ -37,8 +37,8 @@ bool blocked_backward(const Backward& b) {
   bb.N = 1, bb.C = lanes, bb.work = 0;  // work 0: the gather runs on the thread that has the block
   bb.dy = block_view(b.dy, lanes, OT, OH, OW), bb.am = block_view(b.am, lanes, OT, OH, OW);
   bb.dx = block_view(b.dx, lanes, T, H, Wi);
-  const std::vector<int64_t> ycell = plane_cells(b.dy, OT, OH, OW), xcell = plane_cells(b.dx, T, H, Wi);
-  const std::vector<int64_t> acell = b.is_max ? plane_cells(b.am, OT, OH, OW) : std::vector<int64_t>{};
+  const PlaneCells ycell = plane_cells(b.dy, OT, OH, OW), xcell = plane_cells(b.dx, T, H, Wi);
+  const PlaneCells acell = b.is_max ? plane_cells(b.am, OT, OH, OW) : PlaneCells{};
   std::vector<int64_t> divisor;  // average: per output cell
   if (!b.is_max)
     for (int64_t ot = 0; ot < OT; ++ot)

@@ -157,8 +157,8 @@ bool blocked_forward(const Forward& f) {
   fb.N = 1, fb.C = lanes, fb.x_extent = in_cells * lanes - 1;
   std::vector<RowPlan> plans(size_t(OT * OH));
   for (int64_t r = 0; r < OT * OH; ++r) plans[size_t(r)] = plan_row(fb, r / OH, r % OH, false);
-  const std::vector<int64_t> xcell = plane_cells(f.x, T, H, Wi), ycell = plane_cells(f.y, OT, OH, OW);
-  const std::vector<int64_t> acell = f.am.defined() ? plane_cells(f.am, OT, OH, OW) : std::vector<int64_t>{};
+  const PlaneCells xcell = plane_cells(f.x, T, H, Wi), ycell = plane_cells(f.y, OT, OH, OW);
+  const PlaneCells acell = f.am.defined() ? plane_cells(f.am, OT, OH, OW) : PlaneCells{};
   const int64_t astep = f.C == 1 ? f.am.s[0] : f.am.s[1];
   return parallel_for((planes + lanes - 1) / lanes, f.work, [&](int64_t i) {
     thread_local std::vector<uint64_t> bx, by, ba;  // 8-byte words: aligned for any element type

@@ -9,8 +9,12 @@
 
 namespace poolkit::cpu {
 
-// Element offsets of the cells of a (T, H, W) plane of v, in (t, h, w) order.
-std::vector<int64_t> plane_cells(const View5& v, int64_t T, int64_t H, int64_t W);
+// Element offsets of the cells of a (T, H, W) plane of v, in (t, h, w) order; packed when they are 0, 1, 2, ...
+struct PlaneCells {
+  std::vector<int64_t> offset;
+  bool packed = true;
+};
+PlaneCells plane_cells(const View5& v, int64_t T, int64_t H, int64_t W);
 
 // A block of `lanes` channels-last lanes of (T, H, W) cells, as one image (N = 1, C = lanes) with v's element
 // size and no data yet.
@@ -18,10 +22,10 @@ View5 block_view(const View5& v, int64_t lanes, int64_t T, int64_t H, int64_t W)
 
 // Planes [0, count) at `planes`, `pstep` elements apart, into lanes [0, count) of `block`; lanes from count on
 // repeat the last plane, so that they hold valid values.
-void planes_to_block(int esize, const char* planes, int64_t pstep, int64_t count, const std::vector<int64_t>& cell,
+void planes_to_block(int esize, const char* planes, int64_t pstep, int64_t count, const PlaneCells& cell,
                      char* block, int64_t lanes);
 // Lanes [0, count) of `block` back into their planes.
-void block_to_planes(int esize, const char* block, int64_t lanes, const std::vector<int64_t>& cell, char* planes,
+void block_to_planes(int esize, const char* block, int64_t lanes, const PlaneCells& cell, char* planes,
                      int64_t pstep, int64_t count);
 
 }  // namespace poolkit::cpu

@@ -53,6 +53,19 @@ Buf make(DType dt, const Shape& s, Layout layout, bool slice, bool spread = fals
   b.view = TensorView(b.storage.view().data, dt, s, st);
   return b;
 }
+// A channels-first tensor whose spatial axes lie in memory in reverse order (W slowest), poisoned.
+Buf make_reversed(DType dt, const Shape& s) {
+  Shape mem = s;
+  const int r = s.rank;
+  for (int i = 2; i < r; ++i) mem[i] = s[r + 1 - i];
+  Buf b{Tensor(dt, mem), {}};
+  std::memset(b.storage.view().data, 0xA5, size_t(mem.numel() * dtype_size(dt)));
+  Strides st = b.storage.view().strides, view_st = st;
+  for (int i = 2; i < r; ++i) view_st[i] = st[r + 1 - i];
+  b.view = TensorView(b.storage.view().data, dt, s, view_st);
+  return b;
+}
+
 bool same_bits(const Buf& a, const Buf& b) {
   return std::memcmp(a.storage.view().data, b.storage.view().data,
                      size_t(a.storage.numel() * dtype_size(a.storage.dtype()))) == 0;
@@ -253,28 +266,31 @@ TEST_F(CpuFast, SmallPlanesInBlocksMatchReference) {
   for (const Geometry& g : geoms)
     for (DType dt : {DType::f32, DType::f64})
       for (int64_t C : {int64_t(11), int64_t(1)})
-        for (int view = 0; view < 3; ++view) {
+        for (int view = 0; view < 4; ++view) {  // contiguous, sliced, spread, spatial axes reversed in memory
           Case k;
           k.N = 3, k.C = C;
           std::vector<int64_t> in = g.input_size();
           const Shape xs = shape_of(k, in), ys = shape_of(k, g.output_size());
           const bool slice = view == 1, spread = view == 2;
           const Layout lay = Layout::ChannelsFirst;
+          auto make = [&](DType t, const Shape& sh) {
+            return view == 3 ? make_reversed(t, sh) : test::make(t, sh, lay, slice, spread);
+          };
           SCOPED_TRACE(xs.str() + " -> " + ys.str() + " " + dtype_name(dt) + " view " + std::to_string(view));
-          Buf x = make(dt, xs, lay, slice, spread), dy = make(dt, ys, lay, slice, spread);
+          Buf x = make(dt, xs), dy = make(dt, ys);
           fill(x.view, rng, true);
           fill(dy.view, rng, true);
           for (int f = -1; f < 3; ++f) {  // no argmax, then uint8, int32, int64
             const DType form = f < 1 ? DType::u8 : f == 1 ? DType::i32 : DType::i64;
-            Buf y0 = make(dt, ys, lay, slice, spread), y1 = make(dt, ys, lay, slice, spread);
-            Buf a0 = make(form, ys, lay, slice, spread), a1 = make(form, ys, lay, slice, spread);
+            Buf y0 = make(dt, ys), y1 = make(dt, ys);
+            Buf a0 = make(form, ys), a1 = make(form, ys);
             const TensorView am0 = f < 0 ? TensorView{} : a0.view, am1 = f < 0 ? TensorView{} : a1.view;
             ref::max_pool_forward(g, x.view, y0.view, am0);
             ASSERT_TRUE(cpu::max_pool_forward(g, x.view, y1.view, am1));
             EXPECT_TRUE(same_bits(y0, y1)) << "form " << f;
             EXPECT_TRUE(same_bits(a0, a1)) << "form " << f;
             if (f < 0) continue;
-            Buf dx0 = make(dt, xs, lay, slice, spread), dx1 = make(dt, xs, lay, slice, spread);
+            Buf dx0 = make(dt, xs), dx1 = make(dt, xs);
             ref::max_pool_backward(g, dy.view, am0, x.view, dx0.view);
             ASSERT_TRUE(cpu::max_pool_backward(g, dy.view, am1, x.view, dx1.view));
             EXPECT_TRUE(same_bits(dx0, dx1)) << "form " << f;
@@ -282,11 +298,11 @@ TEST_F(CpuFast, SmallPlanesInBlocksMatchReference) {
           for (bool include : {true, false}) {
             AvgOptions opt;
             opt.count_include_pad = include;
-            Buf y0 = make(dt, ys, lay, slice, spread), y1 = make(dt, ys, lay, slice, spread);
+            Buf y0 = make(dt, ys), y1 = make(dt, ys);
             ref::avg_pool_forward(g, opt, x.view, y0.view);
             ASSERT_TRUE(cpu::avg_pool_forward(g, opt, x.view, y1.view));
             EXPECT_TRUE(same_bits(y0, y1));
-            Buf dx0 = make(dt, xs, lay, slice, spread), dx1 = make(dt, xs, lay, slice, spread);
+            Buf dx0 = make(dt, xs), dx1 = make(dt, xs);
             ref::avg_pool_backward(g, opt, dy.view, dx0.view);
             ASSERT_TRUE(cpu::avg_pool_backward(g, opt, dy.view, dx1.view));
             EXPECT_TRUE(same_bits(dx0, dx1));
