@@ -147,7 +147,7 @@ void run_row(const Forward& f, const RowPlan& p, int64_t ot, int64_t oh, const R
 bool blocked_forward(const Forward& f) {
   const AxisTable &A = f.tab.t, &B = f.tab.h, &W = f.tab.w;
   const int64_t T = A.axis.in, H = B.axis.in, Wi = W.axis.in, OT = A.axis.out, OH = B.axis.out, OW = W.axis.out;
-  const int64_t lanes = f.x.esize == 4 ? 16 : 8, planes = f.N * f.C, in_cells = T * H * Wi, out_cells = OT * OH * OW;
+  const int64_t lanes = f.x.esize == 8 ? 8 : 16, planes = f.N * f.C, in_cells = T * H * Wi, out_cells = OT * OH * OW;
   const bool even = f.N == 1 || f.C == 1 || (f.x.s[0] == f.C * f.x.s[1] && f.y.s[0] == f.C * f.y.s[1]);
   if (!even) return false;
   const int64_t xstep = f.C == 1 ? f.x.s[0] : f.x.s[1], ystep = f.C == 1 ? f.y.s[0] : f.y.s[1];
@@ -180,12 +180,16 @@ bool blocked_forward(const Forward& f) {
 }
 
 bool simd_forward(Forward& f, const TensorView& x, const TensorView& y) {
-  const bool f32 = x.dtype == DType::f32;
-  if (!f32 && x.dtype != DType::f64) return false;
+  const bool f32 = x.dtype == DType::f32, wide = x.dtype == DType::f64;
+  if (!f32 && !wide && x.dtype != DType::bf16) return false;
   if (!non_negative_strides(x)) return false;
   if (f.am.defined() && !f.am.same_strides(f.y)) return false;
-  if (f.form == IndexForm::I64 && f32 && f.g3.plane_in() > INT32_MAX) return false;  // indices tracked in int32
-  f.kernel = f.is_max ? (f32 ? max_forward_f32 : max_forward_f64) : (f32 ? avg_forward_f32 : avg_forward_f64);
+  if (f.form == IndexForm::I64 && !wide && f.g3.plane_in() > INT32_MAX) return false;  // indices tracked in int32
+  switch (x.dtype) {
+    case DType::f32: f.kernel = f.is_max ? max_forward_f32 : avg_forward_f32; break;
+    case DType::f64: f.kernel = f.is_max ? max_forward_f64 : avg_forward_f64; break;
+    default: f.kernel = f.is_max ? max_forward_bf16 : avg_forward_bf16; break;
+  }
   f.work = x.numel() + y.numel();
   f.x_extent = extent(x);
   const int64_t OT = f.g3.axes[0].out, OH = f.g3.axes[1].out, OW = f.g3.axes[2].out, rows = OT * OH;
@@ -207,6 +211,7 @@ bool simd_forward(Forward& f, const TensorView& x, const TensorView& y) {
     // channels-last: lanes over (W, C) when C is small and a vector load exists for it, else over C
     bool merge = f.C < 8 && f.y.s[4] == f.C && regular_w &&
                  (f.C == 1 || (f.C == 2 && f32 && f.g3.axes[2].stride * f.x.s[4] == 4));
+    if (!f32 && !wide && !merge && f.C < 8) return false;  // bfloat16, few channels: float32 blocks do better
     group = merge ? f.C : 1;
     per_output = f.C;
     planes = f.N, xstep = f.x.s[0], ystep = f.y.s[0];
@@ -273,12 +278,13 @@ bool simd_forward(Forward& f, const TensorView& x, const TensorView& y) {
 bool run_forward(bool is_max, const Geometry& g, const AvgOptions& opt, const TensorView& x, const TensorView& y,
                  const TensorView& am) {
   if (x.device != Device::CPU || x.numel() == 0 || y.numel() == 0) return false;
-  if ((x.dtype == DType::bf16 || x.dtype == DType::f16) && half_forward(is_max, g, opt, x, y, am)) return true;
   const Geometry g3 = as3d(g);
   const Tables tab(g3);
   Forward f{is_max, g3, tab, View5(x), View5(y), View5(am), index_form(am), x.shape[0], x.shape[1],
             opt, 0, nullptr, 0};
-  return simd_forward(f, x, y) || generic_forward(is_max, g, opt, x, y, am);
+  if (simd_forward(f, x, y)) return true;
+  if ((x.dtype == DType::bf16 || x.dtype == DType::f16) && half_forward(is_max, g, opt, x, y, am)) return true;
+  return generic_forward(is_max, g, opt, x, y, am);
 }
 
 }  // namespace

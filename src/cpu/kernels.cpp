@@ -12,6 +12,9 @@
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
 #include <hwy/highway.h>
 
+#include "poolkit/dtype.hpp"
+#include "src/cpu/convert-inl.h"
+
 HWY_BEFORE_NAMESPACE();
 namespace poolkit::cpu::HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
@@ -47,19 +50,46 @@ inline int64_t load_index(IndexForm form, const void* base, int64_t k) {
 // How a vector of lanes [k, k + N) is loaded (see Lanes): contiguous, every other element, every other pair.
 enum LoadMode { kScalarOnly, kUnit, kPair, kPair64 };
 
-template <class T>
+template <class S>
 LoadMode load_mode(const Lanes& l) {
   if (l.group == 1 && l.lane_stride == 1) return kUnit;
 #if HWY_TARGET != HWY_SCALAR
   if (l.group == 1 && l.lane_stride == 2) return kPair;
-  if (sizeof(T) == 4 && l.group == 2 && l.lane_stride == 4) return kPair64;
+  if (sizeof(S) == 4 && l.group == 2 && l.lane_stride == 4) return kPair64;
 #endif
   return kScalarOnly;
 }
 
-template <int M, class D, class T>
-HWY_INLINE hn::Vec<D> load_lanes(D d, const T* p, int64_t k) {
-  if constexpr (M == kUnit || M == kScalarOnly) {
+// Storage types: float and double are computed as themselves, bfloat16 and float16 as float (widened exactly on
+// load, rounded as dtype.hpp on store).
+template <class S> using compute_t = std::conditional_t<sizeof(S) == 8, double, float>;
+template <class S> constexpr bool kHalf = sizeof(S) == 2;
+template <class S> constexpr bool kBF16 = std::is_same_v<S, bfloat16>;
+
+template <class D, class S>
+HWY_INLINE void store_values(D d, hn::Vec<D> v, S* p) {
+  if constexpr (kHalf<S>) {
+    const hn::Rebind<uint16_t, D> d16;
+    hn::StoreU(hn::DemoteTo(d16, narrow_lanes(d, v, kBF16<S>)), d16, reinterpret_cast<uint16_t*>(p));
+  } else {
+    hn::StoreU(v, d, p);
+  }
+}
+
+template <int M, class D, class S>
+HWY_INLINE hn::Vec<D> load_lanes(D d, const S* p, int64_t k) {
+  if constexpr (kHalf<S>) {
+    const hn::RebindToSigned<D> di;
+    const hn::RebindToUnsigned<D> du;
+    const uint16_t* q = reinterpret_cast<const uint16_t*>(p);
+    if constexpr (M == kPair) {  // 32-bit loads: the even element of each pair is the low half
+      auto u = hn::And(hn::LoadU(du, reinterpret_cast<const uint32_t*>(q + 2 * k)), hn::Set(du, 0xffffu));
+      return widen_lanes(d, hn::BitCast(di, u), kBF16<S>);
+    } else {
+      const hn::Rebind<uint16_t, D> d16;
+      return widen_lanes(d, hn::BitCast(di, hn::PromoteTo(du, hn::LoadU(d16, q + k))), kBF16<S>);
+    }
+  } else if constexpr (M == kUnit || M == kScalarOnly) {
     return hn::LoadU(d, p + k);
   } else {
 #if HWY_TARGET != HWY_SCALAR
@@ -119,8 +149,9 @@ HWY_INLINE void store_argmax(D d, const ForwardJob& j, VI idx, VI lane_flat, int
 
 // kTaps > 0: the window's tap count known at compile time (2x2 and 3x3 windows), so the tap loop unrolls and
 // its offsets stay in registers.
-template <class T, bool kIndex, int M, int kTaps>
+template <class S, bool kIndex, int M, int kTaps>
 HWY_NOINLINE void max_rows(const ForwardJob& j) {
+  using T = compute_t<S>;
   const hn::ScalableTag<T> d;
   using TI = hwy::MakeSigned<T>;
   const hn::RebindToSigned<decltype(d)> di;
@@ -134,8 +165,8 @@ HWY_NOINLINE void max_rows(const ForwardJob& j) {
   const int64_t vec_end = M == kScalarOnly ? 0 : l.vector_count;
   ForwardJob r = j;
   for (int64_t row = 0; row < j.rows; ++row) {
-    const T* x = static_cast<const T*>(j.x) + row * j.x_row_step;
-    T* y = static_cast<T*>(j.y) + row * j.y_row_step;
+    const S* x = static_cast<const S*>(j.x) + row * j.x_row_step;
+    S* y = static_cast<S*>(j.y) + row * j.y_row_step;
     r.argmax = j.argmax ? static_cast<char*>(j.argmax) + row * j.y_row_step * ai : nullptr;
     const int64_t row_code = (j.code_row_first + row) % j.code_period * j.code_row_step;
     int64_t k = 0;
@@ -151,20 +182,20 @@ HWY_NOINLINE void max_rows(const ForwardJob& j) {
         m = hn::IfThenElse(replace, v, m);
         if constexpr (kIndex) idx = hn::IfThenElse(hn::RebindMask(di, replace), hn::Set(di, TI(j.tap_code[t])), idx);
       }
-      hn::StoreU(m, d, y + k);
+      store_values(d, m, y + k);
       if constexpr (kIndex) store_argmax(d, r, idx, lane_flat, k, row_code);
       if (k + N == vec_end) break;
     }
     if (vec_end >= N) k = vec_end;
     for (; k < l.count; ++k) {
-      const T* xk = x + lane_offset(l, k);
-      T m = xk[j.tap_offset[0]];
+      const S* xk = x + lane_offset(l, k);
+      T m = T(xk[j.tap_offset[0]]);
       int best = 0;
       for (int t = 1; t < j.ntaps; ++t) {
-        T v = xk[j.tap_offset[t]];
+        T v = T(xk[j.tap_offset[t]]);
         if (v > m || scalar_nan(v)) m = v, best = t;
       }
-      y[k] = m;
+      y[k] = S(m);
       if constexpr (kIndex) {
         int64_t code = j.tap_code[best];
         if (j.form == IndexForm::I64) code += (k / l.group) * j.flat_step + row_code;
@@ -174,30 +205,31 @@ HWY_NOINLINE void max_rows(const ForwardJob& j) {
   }
 }
 
-template <class T, int M>
+template <class S, int M>
 HWY_NOINLINE void avg_rows(const ForwardJob& j) {
+  using T = compute_t<S>;
   const hn::ScalableTag<T> d;
   const int64_t N = int64_t(hn::Lanes(d));
   const Lanes& l = j.lanes;
   const T div = T(j.divisor);
   const int64_t vec_end = M == kScalarOnly ? 0 : l.vector_count;
   for (int64_t row = 0; row < j.rows; ++row) {
-    const T* x = static_cast<const T*>(j.x) + row * j.x_row_step;
-    T* y = static_cast<T*>(j.y) + row * j.y_row_step;
+    const S* x = static_cast<const S*>(j.x) + row * j.x_row_step;
+    S* y = static_cast<S*>(j.y) + row * j.y_row_step;
     int64_t k = 0;
     for (int64_t next = 0; next + N <= vec_end; next = k + N <= vec_end - N ? k + N : vec_end - N) {
       k = next;  // the last vector may overlap the one before, as in max_rows
       auto sum = hn::Zero(d);
       for (int t = 0; t < j.ntaps; ++t) sum = hn::Add(sum, load_lanes<M>(d, x + j.tap_offset[t], k));
-      hn::StoreU(hn::Div(sum, hn::Set(d, div)), d, y + k);
+      store_values(d, hn::Div(sum, hn::Set(d, div)), y + k);
       if (k + N == vec_end) break;
     }
     if (vec_end >= N) k = vec_end;
     for (; k < l.count; ++k) {
-      const T* xk = x + lane_offset(l, k);
+      const S* xk = x + lane_offset(l, k);
       T sum = 0;
-      for (int t = 0; t < j.ntaps; ++t) sum += xk[j.tap_offset[t]];
-      y[k] = sum / div;
+      for (int t = 0; t < j.ntaps; ++t) sum += T(xk[j.tap_offset[t]]);
+      y[k] = S(sum / div);
     }
   }
 }
@@ -406,6 +438,11 @@ void MaxForwardF64(const ForwardJob& j) {
 }
 void AvgForwardF32(const ForwardJob& j) { avg_forward<float>(j); }
 void AvgForwardF64(const ForwardJob& j) { avg_forward<double>(j); }
+void MaxForwardBF16(const ForwardJob& j) {
+  j.form == IndexForm::None ? max_forward<bfloat16, false>(j) : max_forward<bfloat16, true>(j);
+}
+void AvgForwardBF16(const ForwardJob& j) { avg_forward<bfloat16>(j); }
+
 void TiledMaxBackwardF32(const TiledBackwardJob& j) { tiled_backward<float, true>(j); }
 void TiledMaxBackwardF64(const TiledBackwardJob& j) { tiled_backward<double, true>(j); }
 void TiledAvgBackwardF32(const TiledBackwardJob& j) { tiled_backward<float, false>(j); }
@@ -429,6 +466,8 @@ POOLKIT_DISPATCH(MaxForwardF32, max_forward_f32, ForwardJob)
 POOLKIT_DISPATCH(MaxForwardF64, max_forward_f64, ForwardJob)
 POOLKIT_DISPATCH(AvgForwardF32, avg_forward_f32, ForwardJob)
 POOLKIT_DISPATCH(AvgForwardF64, avg_forward_f64, ForwardJob)
+POOLKIT_DISPATCH(MaxForwardBF16, max_forward_bf16, ForwardJob)
+POOLKIT_DISPATCH(AvgForwardBF16, avg_forward_bf16, ForwardJob)
 POOLKIT_DISPATCH(TiledMaxBackwardF32, tiled_max_backward_f32, TiledBackwardJob)
 POOLKIT_DISPATCH(TiledMaxBackwardF64, tiled_max_backward_f64, TiledBackwardJob)
 POOLKIT_DISPATCH(TiledAvgBackwardF32, tiled_avg_backward_f32, TiledBackwardJob)

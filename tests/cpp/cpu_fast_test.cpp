@@ -264,7 +264,7 @@ TEST_F(CpuFast, SmallPlanesInBlocksMatchReference) {
                             adaptive_geometry({4, 5, 6}, {2, 3, 2}),
                             torch_geometry({6, 9}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, true)};
   for (const Geometry& g : geoms)
-    for (DType dt : {DType::f32, DType::f64})
+    for (DType dt : {DType::f32, DType::f64, DType::bf16})
       for (int64_t C : {int64_t(11), int64_t(1)})
         for (int view = 0; view < 4; ++view) {  // contiguous, sliced, spread, spatial axes reversed in memory
           Case k;

@@ -1,0 +1,64 @@
+// Per-target vector forms of dtype.hpp's bfloat16 / float16 conversions, one 32-bit lane per element, shared by
+// the whole-array conversions (convert.cpp) and the kernels that load and store 16-bit values (kernels.cpp).
+// Included once per Highway target (after foreach_target.h), hence the toggling guard.
+#if defined(POOLKIT_CPU_CONVERT_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef POOLKIT_CPU_CONVERT_INL_H_
+#undef POOLKIT_CPU_CONVERT_INL_H_
+#else
+#define POOLKIT_CPU_CONVERT_INL_H_
+#endif
+
+#include <hwy/highway.h>
+
+HWY_BEFORE_NAMESPACE();
+namespace poolkit::cpu::HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+// 16-bit patterns (bfloat16 when bf, else float16) in the low half of 32-bit lanes, to float: exact.
+template <class DF, class VI>
+HWY_INLINE hn::Vec<DF> widen_lanes(DF df, VI u, bool bf) {
+  const hn::RebindToSigned<DF> di;
+  if (bf) return hn::BitCast(df, hn::ShiftLeft<16>(u));
+  auto sign = hn::ShiftLeft<16>(hn::And(u, hn::Set(di, 0x8000)));
+  auto e = hn::And(hn::ShiftRight<10>(u), hn::Set(di, 0x1f));
+  auto m = hn::And(u, hn::Set(di, 0x3ff));
+  auto normal = hn::Or(hn::ShiftLeft<23>(hn::Add(e, hn::Set(di, 112))), hn::ShiftLeft<13>(m));
+  auto special = hn::Or(hn::Set(di, 0x7f800000), hn::ShiftLeft<13>(m));
+  auto tiny = hn::BitCast(di, hn::Mul(hn::ConvertTo(df, m), hn::Set(df, 5.9604644775390625e-8f)));
+  auto mag = hn::IfThenElse(hn::Eq(e, hn::Zero(di)), tiny, hn::IfThenElse(hn::Eq(e, hn::Set(di, 31)), special, normal));
+  return hn::BitCast(df, hn::Or(sign, mag));
+}
+
+// float to 16-bit patterns in 32-bit lanes: round to nearest even, NaN kept quiet, as dtype.hpp.
+template <class DF>
+HWY_INLINE hn::Vec<hn::RebindToSigned<DF>> narrow_lanes(DF df, hn::Vec<DF> v, bool bf) {
+  const hn::RebindToSigned<DF> di;
+  const hn::RebindToUnsigned<DF> du;
+  auto u = hn::BitCast(di, v);
+  auto a = hn::And(u, hn::Set(di, 0x7fffffff));
+  auto nan = hn::Gt(a, hn::Set(di, 0x7f800000));
+  if (bf) {
+    // (u + 0x7fff + lsb) >> 16 as unsigned: wrap-around only for NaN patterns, which are replaced
+    auto uu = hn::BitCast(du, u);
+    auto lsb = hn::And(hn::ShiftRight<16>(uu), hn::Set(du, 1u));
+    auto rounded = hn::BitCast(di, hn::ShiftRight<16>(hn::Add(hn::Add(uu, hn::Set(du, 0x7fffu)), lsb)));
+    auto quiet = hn::Or(hn::BitCast(di, hn::ShiftRight<16>(uu)), hn::Set(di, 0x40));
+    return hn::IfThenElse(nan, quiet, rounded);
+  }
+  auto sign = hn::And(hn::ShiftRight<16>(u), hn::Set(di, 0x8000));
+  auto quiet = hn::Or(hn::Set(di, 0x7e00), hn::And(hn::ShiftRight<13>(a), hn::Set(di, 0x3ff)));
+  auto scaled = hn::Mul(hn::BitCast(df, a), hn::Set(df, 16777216.0f));
+  auto tiny = hn::ConvertTo(di, hn::Sub(hn::Add(scaled, hn::Set(df, 8388608.0f)), hn::Set(df, 8388608.0f)));
+  auto lsb = hn::And(hn::ShiftRight<13>(a), hn::Set(di, 1));
+  auto normal = hn::ShiftRight<13>(hn::Sub(hn::Add(hn::Add(a, hn::Set(di, 0xfff)), lsb), hn::Set(di, 0x38000000)));
+  auto mag = hn::IfThenElse(nan, quiet,
+                            hn::IfThenElse(hn::Lt(a, hn::Set(di, 0x477ff000)),
+                                           hn::IfThenElse(hn::Lt(a, hn::Set(di, 0x38800000)), tiny, normal),
+                                           hn::Set(di, 0x7c00)));
+  return hn::Or(sign, mag);
+}
+
+}  // namespace poolkit::cpu::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#endif  // toggle guard
