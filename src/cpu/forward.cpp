@@ -181,14 +181,15 @@ bool blocked_forward(const Forward& f) {
 
 bool simd_forward(Forward& f, const TensorView& x, const TensorView& y) {
   const bool f32 = x.dtype == DType::f32, wide = x.dtype == DType::f64;
-  if (!f32 && !wide && x.dtype != DType::bf16) return false;
+  if (!f32 && !wide && x.dtype != DType::bf16 && x.dtype != DType::f16) return false;
   if (!non_negative_strides(x)) return false;
   if (f.am.defined() && !f.am.same_strides(f.y)) return false;
   if (f.form == IndexForm::I64 && !wide && f.g3.plane_in() > INT32_MAX) return false;  // indices tracked in int32
   switch (x.dtype) {
     case DType::f32: f.kernel = f.is_max ? max_forward_f32 : avg_forward_f32; break;
     case DType::f64: f.kernel = f.is_max ? max_forward_f64 : avg_forward_f64; break;
-    default: f.kernel = f.is_max ? max_forward_bf16 : avg_forward_bf16; break;
+    case DType::bf16: f.kernel = f.is_max ? max_forward_bf16 : avg_forward_bf16; break;
+    default: f.kernel = f.is_max ? max_forward_f16 : avg_forward_f16; break;
   }
   f.work = x.numel() + y.numel();
   f.x_extent = extent(x);
@@ -211,7 +212,7 @@ bool simd_forward(Forward& f, const TensorView& x, const TensorView& y) {
     // channels-last: lanes over (W, C) when C is small and a vector load exists for it, else over C
     bool merge = f.C < 8 && f.y.s[4] == f.C && regular_w &&
                  (f.C == 1 || (f.C == 2 && f32 && f.g3.axes[2].stride * f.x.s[4] == 4));
-    if (!f32 && !wide && !merge && f.C < 8) return false;  // bfloat16, few channels: float32 blocks do better
+    if (!f32 && !wide && !merge && f.C < 8) return false;  // 16-bit, few channels: float32 blocks do better
     group = merge ? f.C : 1;
     per_output = f.C;
     planes = f.N, xstep = f.x.s[0], ystep = f.y.s[0];

@@ -76,18 +76,40 @@ HWY_INLINE void store_values(D d, hn::Vec<D> v, S* p) {
   }
 }
 
+// float16 widened by the F16C instruction where the target has it: exact for every value but NaN, whose quiet
+// bit it may set, which the rounding on store sets anyway (dtype.hpp keeps NaN quiet), so results match.
+#undef POOLKIT_F16C  // this file is compiled once per target
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
+#define POOLKIT_F16C 1
+#else
+#define POOLKIT_F16C 0
+#endif
+
+// 16-bit patterns of S (in u16 lanes) widened to float.
+template <class D, class S, class V16>
+HWY_INLINE hn::Vec<D> widen16(D d, V16 bits) {
+  const hn::RebindToSigned<D> di;
+  const hn::RebindToUnsigned<D> du;
+  if constexpr (!kBF16<S> && POOLKIT_F16C) {
+    return hn::PromoteTo(d, hn::BitCast(hn::Rebind<hwy::float16_t, D>(), bits));
+  } else {
+    return widen_lanes(d, hn::BitCast(di, hn::PromoteTo(du, bits)), kBF16<S>);
+  }
+}
+
 template <int M, class D, class S>
 HWY_INLINE hn::Vec<D> load_lanes(D d, const S* p, int64_t k) {
   if constexpr (kHalf<S>) {
     const hn::RebindToSigned<D> di;
     const hn::RebindToUnsigned<D> du;
+    const hn::Rebind<uint16_t, D> d16;
     const uint16_t* q = reinterpret_cast<const uint16_t*>(p);
     if constexpr (M == kPair) {  // 32-bit loads: the even element of each pair is the low half
       auto u = hn::And(hn::LoadU(du, reinterpret_cast<const uint32_t*>(q + 2 * k)), hn::Set(du, 0xffffu));
-      return widen_lanes(d, hn::BitCast(di, u), kBF16<S>);
+      if constexpr (kBF16<S> || !POOLKIT_F16C) return widen_lanes(d, hn::BitCast(di, u), kBF16<S>);
+      else return widen16<D, S>(d, hn::DemoteTo(d16, hn::BitCast(di, u)));
     } else {
-      const hn::Rebind<uint16_t, D> d16;
-      return widen_lanes(d, hn::BitCast(di, hn::PromoteTo(du, hn::LoadU(d16, q + k))), kBF16<S>);
+      return widen16<D, S>(d, hn::LoadU(d16, q + k));
     }
   } else if constexpr (M == kUnit || M == kScalarOnly) {
     return hn::LoadU(d, p + k);
@@ -442,6 +464,10 @@ void MaxForwardBF16(const ForwardJob& j) {
   j.form == IndexForm::None ? max_forward<bfloat16, false>(j) : max_forward<bfloat16, true>(j);
 }
 void AvgForwardBF16(const ForwardJob& j) { avg_forward<bfloat16>(j); }
+void MaxForwardF16(const ForwardJob& j) {
+  j.form == IndexForm::None ? max_forward<float16, false>(j) : max_forward<float16, true>(j);
+}
+void AvgForwardF16(const ForwardJob& j) { avg_forward<float16>(j); }
 
 void TiledMaxBackwardF32(const TiledBackwardJob& j) { tiled_backward<float, true>(j); }
 void TiledMaxBackwardF64(const TiledBackwardJob& j) { tiled_backward<double, true>(j); }
@@ -468,6 +494,8 @@ POOLKIT_DISPATCH(AvgForwardF32, avg_forward_f32, ForwardJob)
 POOLKIT_DISPATCH(AvgForwardF64, avg_forward_f64, ForwardJob)
 POOLKIT_DISPATCH(MaxForwardBF16, max_forward_bf16, ForwardJob)
 POOLKIT_DISPATCH(AvgForwardBF16, avg_forward_bf16, ForwardJob)
+POOLKIT_DISPATCH(MaxForwardF16, max_forward_f16, ForwardJob)
+POOLKIT_DISPATCH(AvgForwardF16, avg_forward_f16, ForwardJob)
 POOLKIT_DISPATCH(TiledMaxBackwardF32, tiled_max_backward_f32, TiledBackwardJob)
 POOLKIT_DISPATCH(TiledMaxBackwardF64, tiled_max_backward_f64, TiledBackwardJob)
 POOLKIT_DISPATCH(TiledAvgBackwardF32, tiled_avg_backward_f32, TiledBackwardJob)

@@ -1,7 +1,7 @@
 #pragma once
 // SIMD microkernels of the fast CPU path. They see only pointers, counts, strides and tap lists; the drivers
 // (forward.cpp, backward.cpp, backward_rows.cpp) turn a Geometry into these jobs. float32 and float64; the
-// forward also bfloat16.
+// forward also bfloat16 and float16.
 #include <cstdint>
 
 namespace poolkit::cpu {
@@ -39,10 +39,11 @@ void max_forward_f32(const ForwardJob& job);
 void max_forward_f64(const ForwardJob& job);
 void avg_forward_f32(const ForwardJob& job);
 void avg_forward_f64(const ForwardJob& job);
-// bfloat16 storage, computed in float32 (exact widening; results rounded as dtype.hpp does). float16 goes
-// through float32 blocks (half.cpp): its widening in vector integer code costs more than it saves.
+// bfloat16 / float16 storage, computed in float32 (exact widening; results rounded as dtype.hpp does)
 void max_forward_bf16(const ForwardJob& job);
 void avg_forward_bf16(const ForwardJob& job);
+void max_forward_f16(const ForwardJob& job);
+void avg_forward_f16(const ForwardJob& job);
 
 // Backward of a row of windows that tile the input (kernel == stride, no padding, no dilation), for one input
 // row. Lanes k are (output o, channel c) with `group` channels per output (1, or 2 for 4-byte elements):

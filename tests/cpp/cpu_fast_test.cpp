@@ -264,7 +264,7 @@ TEST_F(CpuFast, SmallPlanesInBlocksMatchReference) {
                             adaptive_geometry({4, 5, 6}, {2, 3, 2}),
                             torch_geometry({6, 9}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, true)};
   for (const Geometry& g : geoms)
-    for (DType dt : {DType::f32, DType::f64, DType::bf16})
+    for (DType dt : {DType::f32, DType::f64, DType::bf16, DType::f16})
       for (int64_t C : {int64_t(11), int64_t(1)})
         for (int view = 0; view < 4; ++view) {  // contiguous, sliced, spread, spatial axes reversed in memory
           Case k;
@@ -308,6 +308,34 @@ TEST_F(CpuFast, SmallPlanesInBlocksMatchReference) {
             EXPECT_TRUE(same_bits(dx0, dx1));
           }
         }
+}
+
+// The 16-bit forward kernels widen on load and round on store: every one of the 65,536 bit patterns
+// (subnormals, infinities, quiet and signalling NaN) as input, next to every other in the windows, in both
+// channels-first loads (pairs and units) and channels-last, gives the reference's bits.
+TEST_F(CpuFast, HalfForwardOnEvery16BitPattern) {
+  for (DType dt : {DType::bf16, DType::f16})
+    for (Layout lay : {Layout::ChannelsFirst, Layout::ChannelsLast})
+      for (int64_t k : {int64_t(1), int64_t(2), int64_t(3)}) {
+        SCOPED_TRACE(std::string(dtype_name(dt)) + " layout " + std::to_string(int(lay)) + " kernel " +
+                     std::to_string(k));
+        const Shape xs{1, 8, 64, 128};
+        Geometry g = torch_geometry({64, 128}, {k, k}, {k == 3 ? 1 : k, k == 3 ? 1 : k}, {k / 2, k / 2}, {1, 1}, false);
+        const Shape ys{1, 8, g.output_size()[0], g.output_size()[1]};
+        Buf x = make(dt, xs, lay, false);
+        uint16_t* bits = static_cast<uint16_t*>(x.view.data);
+        for (int64_t i = 0; i < xs.numel(); ++i) bits[i] = uint16_t(i * 40503);  // a permutation of all patterns
+        Buf y0 = make(dt, ys, lay, false), y1 = make(dt, ys, lay, false);
+        Buf a0 = make(DType::u8, ys, lay, false), a1 = make(DType::u8, ys, lay, false);
+        ref::max_pool_forward(g, x.view, y0.view, a0.view);
+        ASSERT_TRUE(cpu::max_pool_forward(g, x.view, y1.view, a1.view));
+        EXPECT_TRUE(same_bits(y0, y1));
+        EXPECT_TRUE(same_bits(a0, a1));
+        Buf z0 = make(dt, ys, lay, false), z1 = make(dt, ys, lay, false);
+        ref::avg_pool_forward(g, AvgOptions{}, x.view, z0.view);
+        ASSERT_TRUE(cpu::avg_pool_forward(g, AvgOptions{}, x.view, z1.view));
+        EXPECT_TRUE(same_bits(z0, z1));
+      }
 }
 
 // bfloat16 / float16 go through float32 blocks (channel ranges of one image, or several images): tensors big
