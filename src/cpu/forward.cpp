@@ -210,8 +210,9 @@ bool simd_forward(Forward& f, const TensorView& x, const TensorView& y) {
     if (f.g3.plane_in() <= 1024 && (OW < 8 || !regular_w) && blocked_forward(f)) return true;
   } else if (last) {
     // channels-last: lanes over (W, C) when C is small and a vector load exists for it, else over C
-    bool merge = f.C < 8 && f.y.s[4] == f.C && regular_w &&
-                 (f.C == 1 || (f.C == 2 && f32 && f.g3.axes[2].stride * f.x.s[4] == 4));
+    // (W, C) also when C fills whole vectors: then each vector lies within one output's channels
+    bool merge = f.y.s[4] == f.C && regular_w &&
+                 (f.C == 1 || (f.C == 2 && f32 && f.g3.axes[2].stride * f.x.s[4] == 4) || f.C % (wide ? 8 : 16) == 0);
     if (!f32 && !wide && !merge && f.C < 8) return false;  // 16-bit, few channels: float32 blocks do better
     group = merge ? f.C : 1;
     per_output = f.C;

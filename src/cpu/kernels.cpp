@@ -1,6 +1,7 @@
 // The SIMD microkernels, one source compiled for every x86 ISA Highway targets (SSE4, AVX2, AVX-512) and chosen
 // at run time. Max follows PyTorch's rule (replace when greater or NaN: the first maximum and the last NaN win);
-// sums run in window order in the element type, as the reference does, so results are bit-identical to it.
+// sums run in window order in the element type, as the reference does, so results are bit-identical to it (up
+// to which payload a sum of two NaN keeps: IEEE 754 leaves that open, and compilers order operands freely).
 #include "kernels.hpp"
 
 #include <algorithm>
@@ -47,12 +48,19 @@ inline int64_t load_index(IndexForm form, const void* base, int64_t k) {
   return -1;
 }
 
-// How a vector of lanes [k, k + N) is loaded (see Lanes): contiguous, every other element, every other pair.
-enum LoadMode { kScalarOnly, kUnit, kPair, kPair64 };
+// Storage types: float and double are computed as themselves, bfloat16 and float16 as float (widened exactly on
+// load, rounded as dtype.hpp on store).
+template <class S> using compute_t = std::conditional_t<sizeof(S) == 8, double, float>;
+
+// How a vector of lanes [k, k + N) is loaded (see Lanes): contiguous, every other element, every other pair, or
+// contiguous within one output's group of lanes (groups of a multiple of N lanes).
+enum LoadMode { kScalarOnly, kUnit, kPair, kPair64, kGroup };
 
 template <class S>
 LoadMode load_mode(const Lanes& l) {
+  const int64_t N = int64_t(hn::Lanes(hn::ScalableTag<compute_t<S>>()));
   if (l.group == 1 && l.lane_stride == 1) return kUnit;
+  if (l.group % N == 0) return kGroup;
 #if HWY_TARGET != HWY_SCALAR
   if (l.group == 1 && l.lane_stride == 2) return kPair;
   if (sizeof(S) == 4 && l.group == 2 && l.lane_stride == 4) return kPair64;
@@ -60,9 +68,12 @@ LoadMode load_mode(const Lanes& l) {
   return kScalarOnly;
 }
 
-// Storage types: float and double are computed as themselves, bfloat16 and float16 as float (widened exactly on
-// load, rounded as dtype.hpp on store).
-template <class S> using compute_t = std::conditional_t<sizeof(S) == 8, double, float>;
+// Where load_lanes<M> reads lanes [k, k + N): kGroup vectors start at their first lane's element.
+template <int M>
+HWY_INLINE int64_t load_at(const Lanes& l, int64_t k) {
+  return M == kGroup ? (k / l.group) * l.lane_stride + k % l.group : k;
+}
+template <int M> constexpr int kLoadAs = M == kGroup ? kUnit : M;
 template <class S> constexpr bool kHalf = sizeof(S) == 2;
 template <class S> constexpr bool kBF16 = std::is_same_v<S, bfloat16>;
 
@@ -182,8 +193,9 @@ HWY_NOINLINE void max_rows(const ForwardJob& j) {
   const int64_t ai = j.form == IndexForm::None ? 0 : j.form == IndexForm::U8 ? 1 : j.form == IndexForm::I16 ? 2
                    : j.form == IndexForm::I32 ? 4 : 8;
   // the lane part of flat indices: (lane / group) * flat_step
-  auto lane_flat = hn::Mul(l.group == 1 ? hn::Iota(di, 0) : hn::ShiftRight<1>(hn::Iota(di, 0)),
-                           hn::Set(di, TI(j.flat_step)));
+  auto lane_flat = M == kGroup ? hn::Zero(di)  // one output per vector
+                   : hn::Mul(l.group == 1 ? hn::Iota(di, 0) : hn::ShiftRight<1>(hn::Iota(di, 0)),
+                             hn::Set(di, TI(j.flat_step)));
   const int64_t vec_end = M == kScalarOnly ? 0 : l.vector_count;
   ForwardJob r = j;
   for (int64_t row = 0; row < j.rows; ++row) {
@@ -195,11 +207,12 @@ HWY_NOINLINE void max_rows(const ForwardJob& j) {
     for (int64_t next = 0; next + N <= vec_end; next = k + N <= vec_end - N ? k + N : vec_end - N) {
       // the last vector may overlap the one before: those lanes are recomputed to the same bits
       k = next;
-      auto m = load_lanes<M>(d, x + j.tap_offset[0], k);
+      const int64_t at = load_at<M>(l, k);
+      auto m = load_lanes<kLoadAs<M>>(d, x + j.tap_offset[0], at);
       auto idx = hn::Set(di, TI(j.tap_code[0]));
       const int ntaps = kTaps > 0 ? kTaps : j.ntaps;
       for (int t = 1; t < ntaps; ++t) {
-        auto v = load_lanes<M>(d, x + j.tap_offset[t], k);
+        auto v = load_lanes<kLoadAs<M>>(d, x + j.tap_offset[t], at);
         auto replace = hn::Or((v > m), hn::IsNaN(v));
         m = hn::IfThenElse(replace, v, m);
         if constexpr (kIndex) idx = hn::IfThenElse(hn::RebindMask(di, replace), hn::Set(di, TI(j.tap_code[t])), idx);
@@ -242,7 +255,8 @@ HWY_NOINLINE void avg_rows(const ForwardJob& j) {
     for (int64_t next = 0; next + N <= vec_end; next = k + N <= vec_end - N ? k + N : vec_end - N) {
       k = next;  // the last vector may overlap the one before, as in max_rows
       auto sum = hn::Zero(d);
-      for (int t = 0; t < j.ntaps; ++t) sum = hn::Add(sum, load_lanes<M>(d, x + j.tap_offset[t], k));
+      const int64_t at = load_at<M>(l, k);
+      for (int t = 0; t < j.ntaps; ++t) sum = hn::Add(sum, load_lanes<kLoadAs<M>>(d, x + j.tap_offset[t], at));
       store_values(d, hn::Div(sum, hn::Set(d, div)), y + k);
       if (k + N == vec_end) break;
     }
@@ -268,6 +282,7 @@ void max_forward(const ForwardJob& j) {
     case kUnit: return max_rows_for_taps<T, kIndex, kUnit>(j);
     case kPair: return max_rows_for_taps<T, kIndex, kPair>(j);
     case kPair64: return max_rows_for_taps<T, kIndex, kPair64>(j);
+    case kGroup: return max_rows_for_taps<T, kIndex, kGroup>(j);
     default: return max_rows<T, kIndex, kScalarOnly, 0>(j);
   }
 }
@@ -277,6 +292,7 @@ void avg_forward(const ForwardJob& j) {
     case kUnit: return avg_rows<T, kUnit>(j);
     case kPair: return avg_rows<T, kPair>(j);
     case kPair64: return avg_rows<T, kPair64>(j);
+    case kGroup: return avg_rows<T, kGroup>(j);
     default: return avg_rows<T, kScalarOnly>(j);
   }
 }

@@ -9,7 +9,8 @@ namespace poolkit::cpu {
 enum class IndexForm : uint8_t { None, U8, I16, I32, I64 };
 
 // How vector lanes map to input elements: lane k reads base[(k / group) * lane_stride + k % group].
-// Vector loads exist for (group 1, stride 1), (group 1, stride 2) and (group 2, stride 4, 4-byte elements);
+// Vector loads exist for (group 1, stride 1), (group 1, stride 2), (group 2, stride 4, 4-byte elements) and
+// groups of a multiple of the vector length (any stride: a vector then lies inside one output's group);
 // other layouts, and lanes from vector_count on, run the scalar loop of the same kernel.
 struct Lanes {
   int64_t count = 0;         // outputs to compute (lanes)
