@@ -320,7 +320,8 @@ bool run_backward(bool is_max, const Geometry& g, const AvgOptions& opt, const T
              opt, dtype_size(dx.dtype), dx.numel() + dy.numel(), dx.dtype};
   const bool simd = (dx.dtype == DType::f32 || dx.dtype == DType::f64) && (!is_max || b.am.same_strides(b.dy));
   const bool last = b.dx.s[1] == 1 && b.dy.s[1] == 1;
-  if (simd && tiles(g3)) {
+  // (tap rows per window bounded: tiled_rows keeps a table of them)
+  if (simd && tiles(g3) && g3.axes[0].kernel * g3.axes[1].kernel <= 4096) {
     const bool first = b.dx.s[4] == 1 && b.dy.s[4] == 1 && !(last && b.C > 1);
     if (first || (last && (b.C == 1 || (b.C == 2 && b.esize == 4)) && b.dx.s[4] == b.C && b.dy.s[4] == b.C)) {
       if (const int64_t G = first ? 1 : b.C; tiled_merged(b, G)) return tiled_all_rows(b, G);

@@ -1,6 +1,6 @@
 // Drivers of max and average pooling forward: they turn the geometry into tap lists (from the per-axis tables)
 // and hand rows of outputs to the SIMD microkernels. Channels-first rows are vectorised along W; channels-last
-// along C, or along (W, C) together when C is too small to fill a vector. Rows are walked in memory order (down
+// along C, or along (W, C) together (few channels, or channels filling whole vectors). Rows are walked in memory order (down
 // a plane, and from plane to plane where every row sees whole windows): hardware prefetch follows them, where
 // it could not follow one row across many planes. Small channels-first planes with narrow outputs are pooled
 // as channels-last blocks of planes. Other dtypes and layouts take the scalar loop at the end, which still uses
@@ -95,7 +95,7 @@ struct Rows {
 
 // Runs output row (ot, oh) of the rows `r` (see Rows). Lanes are (ow, c) with `group` channels per output: 1 for
 // channels-first (or channels-last vectorised over C alone, one output at a time), C for channels-last rows
-// with few channels.
+// vectorised over (W, C).
 void run_row(const Forward& f, const RowPlan& p, int64_t ot, int64_t oh, const Rows& r, int64_t group,
              int64_t lanes_per_output) {
   const AxisTable& W = f.tab.w;
@@ -209,8 +209,8 @@ bool simd_forward(Forward& f, const TensorView& x, const TensorView& y) {
     if (!even) outer = f.N, oxs = f.x.s[0], oys = f.y.s[0], planes = f.C;
     if (f.g3.plane_in() <= 1024 && (OW < 8 || !regular_w) && blocked_forward(f)) return true;
   } else if (last) {
-    // channels-last: lanes over (W, C) when C is small and a vector load exists for it, else over C
-    // (W, C) also when C fills whole vectors: then each vector lies within one output's channels
+    // channels-last: lanes over (W, C) when C is small and a vector load exists for it, or when C fills whole
+    // vectors (each vector then lies within one output's channels); else over C, one output at a time
     bool merge = f.y.s[4] == f.C && regular_w &&
                  (f.C == 1 || (f.C == 2 && f32 && f.g3.axes[2].stride * f.x.s[4] == 4) || f.C % (wide ? 8 : 16) == 0);
     if (!f32 && !wide && !merge && f.C < 8) return false;  // 16-bit, few channels: float32 blocks do better
