@@ -152,10 +152,8 @@ bool tiled_merged(const Backward& b, int64_t G) {
   const Axis &A = b.g3.axes[0], &B = b.g3.axes[1], &W = b.g3.axes[2];
   if (A.in != 1 || B.out * B.stride != B.in || W.out * W.stride != W.in) return false;
   const int64_t xr = B.stride * b.dx.s[3], yr = b.dy.s[3];
-  auto evenly = [&](const View5& v, int64_t step) {
-    return G == 1 ? (b.C == 1 || v.s[1] == step) && (b.N == 1 || v.s[0] == b.C * step) : b.N == 1 || v.s[0] == step;
-  };
-  return evenly(b.dx, B.out * xr) && evenly(b.dy, B.out * yr);
+  const int64_t C = G == 1 ? b.C : 1;  // channels-last: images are the planes
+  return plane_step(b.dx, b.N, C) == B.out * xr && plane_step(b.dy, b.N, C) == B.out * yr;
 }
 
 bool tiled_all_rows(const Backward& b, int64_t G) {

@@ -25,12 +25,11 @@ void divide_cells(char* block, const std::vector<int64_t>& divisor, int64_t lane
 bool blocked_backward(const Backward& b) {
   const AxisTable &A = b.tab.t, &B = b.tab.h, &W = b.tab.w;
   const int64_t T = A.axis.in, H = B.axis.in, Wi = W.axis.in, OT = A.axis.out, OH = B.axis.out, OW = W.axis.out;
-  const bool regular_w = W.axis.kind == AxisKind::Regular && W.full_end > W.full_begin;
-  if (b.g3.plane_in() > 1024 || OT * OH * OW == 1 || (OW >= 8 && regular_w) || (b.esize != 4 && b.esize != 8))
-    return false;  // (a single window per plane: rows_backward fills it directly)
-  auto even = [&](const View5& v) { return b.N == 1 || b.C == 1 || v.s[0] == b.C * v.s[1]; };
-  if (!even(b.dx) || !even(b.dy)) return false;
-  auto plane_step = [&](const View5& v) { return b.C == 1 ? v.s[0] : v.s[1]; };
+  // (a single window per plane: rows_backward fills it directly)
+  if (!blocks_pay(b.tab) || OT * OH * OW == 1 || (b.esize != 4 && b.esize != 8)) return false;
+  const int64_t xstep = plane_step(b.dx, b.N, b.C), ystep = plane_step(b.dy, b.N, b.C);
+  const int64_t astep = plane_step(b.am, b.N, b.C);  // the argmax has dy's strides
+  if (xstep < 0 || ystep < 0) return false;
   const int64_t lanes = b.esize == 4 ? 16 : 8, planes = b.N * b.C, in_cells = T * H * Wi, out_cells = OT * OH * OW;
   const LastPlan p(b);
   Backward bb = b;  // the block: one image of `lanes` channels, channels-last
@@ -52,9 +51,9 @@ bool blocked_backward(const Backward& b) {
     bt.dy.data = reinterpret_cast<char*>(by.data());
     bt.dx.data = reinterpret_cast<char*>(bx.data());
     bt.am.data = b.is_max ? reinterpret_cast<char*>(ba.data()) : nullptr;
-    planes_to_block(b.esize, b.dy.at<char>(p0 * plane_step(b.dy)), plane_step(b.dy), n, ycell, bt.dy.data, lanes);
+    planes_to_block(b.esize, b.dy.at<char>(p0 * ystep), ystep, n, ycell, bt.dy.data, lanes);
     if (b.is_max) {
-      planes_to_block(b.am.esize, b.am.at<char>(p0 * plane_step(b.am)), plane_step(b.am), n, acell, bt.am.data,
+      planes_to_block(b.am.esize, b.am.at<char>(p0 * astep), astep, n, acell, bt.am.data,
                       lanes);
       for (int64_t ot = 0; ot < OT; ++ot)
         for (int64_t oh = 0; oh < OH; ++oh)
@@ -66,7 +65,7 @@ bool blocked_backward(const Backward& b) {
       divide_cells<double>(bt.dy.data, divisor, lanes);
     }
     if (!gather_last(bt, p, bt.dy)) return false;
-    block_to_planes(b.esize, bt.dx.data, lanes, xcell, b.dx.at<char>(p0 * plane_step(b.dx)), plane_step(b.dx), n);
+    block_to_planes(b.esize, bt.dx.data, lanes, xcell, b.dx.at<char>(p0 * xstep), xstep, n);
     return true;
   });
 }

@@ -43,6 +43,13 @@ struct View5 {
   }
 };
 
+// The element step between consecutive planes p = n * C + c of v (channels-first planes), or -1 when they are
+// not evenly spaced.
+inline int64_t plane_step(const View5& v, int64_t N, int64_t C) {
+  if (C == 1) return v.s[0];
+  return N == 1 || v.s[0] == C * v.s[1] ? v.s[1] : -1;
+}
+
 inline bool non_negative_strides(const TensorView& t) {
   for (int i = 0; i < t.rank(); ++i) if (t.strides[i] < 0) return false;
   return true;

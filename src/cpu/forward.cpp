@@ -148,9 +148,9 @@ bool blocked_forward(const Forward& f) {
   const AxisTable &A = f.tab.t, &B = f.tab.h, &W = f.tab.w;
   const int64_t T = A.axis.in, H = B.axis.in, Wi = W.axis.in, OT = A.axis.out, OH = B.axis.out, OW = W.axis.out;
   const int64_t lanes = f.x.esize == 8 ? 8 : 16, planes = f.N * f.C, in_cells = T * H * Wi, out_cells = OT * OH * OW;
-  const bool even = f.N == 1 || f.C == 1 || (f.x.s[0] == f.C * f.x.s[1] && f.y.s[0] == f.C * f.y.s[1]);
-  if (!even) return false;
-  const int64_t xstep = f.C == 1 ? f.x.s[0] : f.x.s[1], ystep = f.C == 1 ? f.y.s[0] : f.y.s[1];
+  const int64_t xstep = plane_step(f.x, f.N, f.C), ystep = plane_step(f.y, f.N, f.C);
+  const int64_t astep = plane_step(f.am, f.N, f.C);  // the argmax has y's strides
+  if (xstep < 0 || ystep < 0) return false;
   Forward fb = f;  // the block: one image of `lanes` channels, channels-last
   fb.x = block_view(f.x, lanes, T, H, Wi), fb.y = block_view(f.y, lanes, OT, OH, OW);
   fb.am = block_view(f.am, lanes, OT, OH, OW);
@@ -159,7 +159,6 @@ bool blocked_forward(const Forward& f) {
   for (int64_t r = 0; r < OT * OH; ++r) plans[size_t(r)] = plan_row(fb, r / OH, r % OH, false);
   const PlaneCells xcell = plane_cells(f.x, T, H, Wi), ycell = plane_cells(f.y, OT, OH, OW);
   const PlaneCells acell = f.am.defined() ? plane_cells(f.am, OT, OH, OW) : PlaneCells{};
-  const int64_t astep = f.C == 1 ? f.am.s[0] : f.am.s[1];
   return parallel_for((planes + lanes - 1) / lanes, f.work, [&](int64_t i) {
     thread_local std::vector<uint64_t> bx, by, ba;  // 8-byte words: aligned for any element type
     bx.resize(size_t((in_cells * lanes * fb.x.esize + 7) / 8));
@@ -202,12 +201,10 @@ bool simd_forward(Forward& f, const TensorView& x, const TensorView& y) {
   if (first && !(last && f.C > 1)) {
     // channels-first: lanes along W; planes (n, c) in one sweep when they are evenly spaced
     group = 1, per_output = 1, planes = f.N * f.C;
-    bool even = f.N == 1 || f.C == 1 ||
-                (f.x.s[0] == f.C * f.x.s[1] && f.y.s[0] == f.C * f.y.s[1]);
-    xstep = f.C == 1 ? f.x.s[0] : f.x.s[1];
-    ystep = f.C == 1 ? f.y.s[0] : f.y.s[1];
-    if (!even) outer = f.N, oxs = f.x.s[0], oys = f.y.s[0], planes = f.C;
-    if (f.g3.plane_in() <= 1024 && (OW < 8 || !regular_w) && blocked_forward(f)) return true;
+    xstep = plane_step(f.x, f.N, f.C), ystep = plane_step(f.y, f.N, f.C);
+    if (xstep < 0 || ystep < 0)
+      outer = f.N, oxs = f.x.s[0], oys = f.y.s[0], planes = f.C, xstep = f.x.s[1], ystep = f.y.s[1];
+    if (blocks_pay(f.tab) && blocked_forward(f)) return true;
   } else if (last) {
     // channels-last: lanes over (W, C) when C is small and a vector load exists for it, or when C fills whole
     // vectors (each vector then lies within one output's channels); else over C, one output at a time

@@ -190,8 +190,7 @@ HWY_NOINLINE void max_rows(const ForwardJob& j) {
   const hn::RebindToSigned<decltype(d)> di;
   const int64_t N = int64_t(hn::Lanes(d));
   const Lanes& l = j.lanes;
-  const int64_t ai = j.form == IndexForm::None ? 0 : j.form == IndexForm::U8 ? 1 : j.form == IndexForm::I16 ? 2
-                   : j.form == IndexForm::I32 ? 4 : 8;
+  const int64_t ai = form_bytes(j.form);
   // the lane part of flat indices: (lane / group) * flat_step
   auto lane_flat = M == kGroup ? hn::Zero(di)  // one output per vector
                    : hn::Mul(l.group == 1 ? hn::Iota(di, 0) : hn::ShiftRight<1>(hn::Iota(di, 0)),
@@ -346,8 +345,7 @@ void tiled_backward(const TiledBackwardJob& j) {
   const int64_t s = j.stride, G = j.group;
   const T div = T(j.divisor);
   const bool direct = j.rel == nullptr;
-  const int64_t asize = !kMax || !direct ? 0 : j.form == IndexForm::U8 ? 1 : j.form == IndexForm::I16 ? 2
-                      : j.form == IndexForm::I32 ? 4 : 8;
+  const int64_t asize = kMax && direct ? form_bytes(j.form) : 0;
   const bool vector = s >= 1 && s <= 4 && (G == 1 || (G == 2 && sizeof(T) == 4 && HWY_TARGET != HWY_SCALAR)) &&
                       (!kMax || !direct || (sizeof(T) == 4 && j.form != IndexForm::I64));
   for (int64_t row = 0; row < j.rows; ++row) {

@@ -7,6 +7,9 @@
 namespace poolkit::cpu {
 
 enum class IndexForm : uint8_t { None, U8, I16, I32, I64 };
+constexpr int64_t form_bytes(IndexForm f) {
+  return f == IndexForm::U8 ? 1 : f == IndexForm::I16 ? 2 : f == IndexForm::I32 ? 4 : f == IndexForm::I64 ? 8 : 0;
+}
 
 // How vector lanes map to input elements: lane k reads base[(k / group) * lane_stride + k % group].
 // Vector loads exist for (group 1, stride 1), (group 1, stride 2), (group 2, stride 4, 4-byte elements) and

@@ -5,41 +5,43 @@
 namespace poolkit::cpu {
 namespace {
 
-template <class U>
-void to_block(const char* planes_at, int64_t pstep, int64_t count, const PlaneCells& cell,
-              char* block_at, int64_t lanes) {
-  const U* plane = reinterpret_cast<const U*>(planes_at);
-  U* block = reinterpret_cast<U*>(block_at);
+// Planes [0, count) (plane p at planes + p * pstep) and lanes [0, count) of the block: copied into the block,
+// or back into the planes.
+template <class U, bool kToBlock>
+void move(U* planes, int64_t pstep, int64_t count, const PlaneCells& cell, U* block, int64_t lanes) {
   const int64_t cells = int64_t(cell.offset.size());
-  const bool packed = cell.packed;
-  for (int64_t p = 0; p < count; ++p, plane += pstep) {
-    if (packed) {
-      for (int64_t i = 0; i < cells; ++i) block[i * lanes + p] = plane[i];
-    } else {
-      for (int64_t i = 0; i < cells; ++i) block[i * lanes + p] = plane[cell.offset[size_t(i)]];
+  for (int64_t p = 0; p < count; ++p, planes += pstep)
+    for (int64_t i = 0; i < cells; ++i) {
+      U& plane = planes[cell.packed ? i : cell.offset[size_t(i)]];
+      U& lane = block[i * lanes + p];
+      if constexpr (kToBlock) lane = plane;
+      else plane = lane;
     }
-  }
-  if (count < lanes)
-    for (int64_t i = 0; i < cells; ++i) std::fill(block + i * lanes + count, block + (i + 1) * lanes, block[i * lanes + count - 1]);
+  if (kToBlock && count < lanes)  // the lanes past the planes repeat the last one
+    for (U* row = block; row < block + cells * lanes; row += lanes) std::fill(row + count, row + lanes, row[count - 1]);
 }
 
-template <class U>
-void to_planes(const char* block_at, int64_t lanes, const PlaneCells& cell, char* planes_at,
-               int64_t pstep, int64_t count) {
-  const U* block = reinterpret_cast<const U*>(block_at);
-  U* plane = reinterpret_cast<U*>(planes_at);
-  const int64_t cells = int64_t(cell.offset.size());
-  const bool packed = cell.packed;
-  for (int64_t p = 0; p < count; ++p, plane += pstep) {
-    if (packed) {
-      for (int64_t i = 0; i < cells; ++i) plane[i] = block[i * lanes + p];
-    } else {
-      for (int64_t i = 0; i < cells; ++i) plane[cell.offset[size_t(i)]] = block[i * lanes + p];
-    }
+template <bool kToBlock>
+void move(int esize, char* planes, int64_t pstep, int64_t count, const PlaneCells& cell, char* block, int64_t lanes) {
+  auto as = [&](auto tag) {
+    using U = decltype(tag);
+    move<U, kToBlock>(reinterpret_cast<U*>(planes), pstep, count, cell, reinterpret_cast<U*>(block), lanes);
+  };
+  switch (esize) {
+    case 1: return as(uint8_t{});
+    case 2: return as(uint16_t{});
+    case 4: return as(uint32_t{});
+    default: return as(uint64_t{});
   }
 }
 
 }  // namespace
+
+bool blocks_pay(const Tables& tab) {
+  const AxisTable& W = tab.w;
+  const bool regular_w = W.axis.kind == AxisKind::Regular && W.full_end > W.full_begin;
+  return tab.t.axis.in * tab.h.axis.in * W.axis.in <= 1024 && (W.axis.out < 8 || !regular_w);
+}
 
 PlaneCells plane_cells(const View5& v, int64_t T, int64_t H, int64_t W) {
   PlaneCells c;
@@ -59,24 +61,14 @@ View5 block_view(const View5& v, int64_t lanes, int64_t T, int64_t H, int64_t W)
   return b;
 }
 
-void planes_to_block(int esize, const char* planes, int64_t pstep, int64_t count, const PlaneCells& cell,
-                     char* block, int64_t lanes) {
-  switch (esize) {
-    case 1: return to_block<uint8_t>(planes, pstep, count, cell, block, lanes);
-    case 2: return to_block<uint16_t>(planes, pstep, count, cell, block, lanes);
-    case 4: return to_block<uint32_t>(planes, pstep, count, cell, block, lanes);
-    default: return to_block<uint64_t>(planes, pstep, count, cell, block, lanes);
-  }
+void planes_to_block(int esize, char* planes, int64_t pstep, int64_t count, const PlaneCells& cell, char* block,
+                     int64_t lanes) {
+  move<true>(esize, planes, pstep, count, cell, block, lanes);
 }
 
-void block_to_planes(int esize, const char* block, int64_t lanes, const PlaneCells& cell, char* planes,
-                     int64_t pstep, int64_t count) {
-  switch (esize) {
-    case 1: return to_planes<uint8_t>(block, lanes, cell, planes, pstep, count);
-    case 2: return to_planes<uint16_t>(block, lanes, cell, planes, pstep, count);
-    case 4: return to_planes<uint32_t>(block, lanes, cell, planes, pstep, count);
-    default: return to_planes<uint64_t>(block, lanes, cell, planes, pstep, count);
-  }
+void block_to_planes(int esize, char* block, int64_t lanes, const PlaneCells& cell, char* planes, int64_t pstep,
+                     int64_t count) {
+  move<false>(esize, planes, pstep, count, cell, block, lanes);
 }
 
 }  // namespace poolkit::cpu
