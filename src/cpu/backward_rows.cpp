@@ -22,16 +22,23 @@ struct RowsPlan {
   Covers ct, ch;
   std::vector<RowTap> wtaps;  // Regular W: by decreasing jw; empty: the scalar walk over each output's taps
   int64_t phases = 1, phase_len;
-  std::vector<int64_t> divisor[3];  // average: per axis and output (the product is the window's divisor)
+  std::vector<float> div32;  // average: each output cell's divisor, in (ot, oh, ow) order
+  std::vector<double> div64;
+  template <class A> const A* divisors() const {
+    if constexpr (sizeof(A) == 8) return div64.data();
+    else return div32.data();
+  }
   bool one_window = true;           // one output whose window reads the whole plane, each cell once
   explicit RowsPlan(const Backward& bw) : b(bw), ct(bw.g3.axes[0]), ch(bw.g3.axes[1]), phase_len(bw.g3.axes[2].in) {
-    if (!b.is_max)
-      for (int i = 0; i < 3; ++i) {
-        const Axis& a = b.g3.axes[i];
-        for (int64_t o = 0; o < a.out; ++o)
-          divisor[i].push_back(b.opt.divisor_override ? (i == 0 ? *b.opt.divisor_override : 1)
-                                                      : a.divisor(o, b.opt.count_include_pad));
-      }
+    if (!b.is_max) {
+      const Axis *A = &b.g3.axes[0], *B = &b.g3.axes[1], *W = &b.g3.axes[2];
+      for (int64_t ot = 0; ot < A->out; ++ot)
+        for (int64_t oh = 0; oh < B->out; ++oh)
+          for (int64_t ow = 0; ow < W->out; ++ow) {
+            const int64_t d = b.divisor(ot, oh, ow);
+            (b.esize == 8 ? div64.push_back(double(d)) : div32.push_back(float(d)));
+          }
+    }
     for (const AxisTable* t : {&b.tab.t, &b.tab.h, &b.tab.w})
       one_window &= t->axis.out == 1 && t->axis.step() == 1 && t->origin[0] == 0 && t->first[0] == 0 &&
                     t->last[0] == t->axis.in;
@@ -53,8 +60,10 @@ struct RowsPlan {
       }
       if (lo < 0) continue;
       const int64_t e = jw * a.dilation - a.pad_lo, phase = ((e % a.stride) + a.stride) % a.stride;
-      wtaps.push_back({jw, phase * phase_len + (e - phase) / a.stride, lo, hi});
+      wtaps.push_back({jw, phase, (e - phase) / a.stride, lo, hi});
     }
+    // grouped by phase as the kernel wants; a cell only ever meets taps of its own phase, in the same order
+    std::stable_sort(wtaps.begin(), wtaps.end(), [](const RowTap& x, const RowTap& y) { return x.phase < y.phase; });
   }
 };
 
@@ -62,6 +71,14 @@ template <class A>
 void accumulate_row(const RowJob& j) {
   if constexpr (sizeof(A) == 8) accumulate_row_f64(j);
   else accumulate_row_f32(j);
+}
+
+template <class T>
+void divide(const T* g, const acc_t<T>* d, acc_t<T>* q, int64_t n) {
+  if constexpr (std::is_same_v<T, float>) divide_f32(g, d, q, n);
+  else if constexpr (std::is_same_v<T, double>) divide_f64(g, d, q, n);
+  else if constexpr (std::is_same_v<T, bfloat16>) divide_bf16(g, d, q, n);
+  else divide_f16(g, d, q, n);
 }
 
 // Window-local tap ids of output row (ot, oh) into code; false when an argmax is not a cell of its window.
@@ -131,8 +148,9 @@ bool plane(const RowsPlan& p, Scratch<acc_t<T>>& scratch, int64_t n, int64_t c) 
       const int64_t gs = b.dy.s[4];
       A* qr = q.data() + k;
       if (!b.is_max) {
-        const int64_t d = p.divisor[0][size_t(ot)] * p.divisor[1][size_t(oh)];
-        for (int64_t ow = 0; ow < OW; ++ow) qr[ow] = A(g[ow * gs]) / A(d * p.divisor[2][size_t(ow)]);
+        const A* d = p.template divisors<A>() + k;
+        if (gs == 1) divide(g, d, qr, OW);
+        else for (int64_t ow = 0; ow < OW; ++ow) qr[ow] = A(g[ow * gs]) / d[ow];
         continue;
       }
       for (int64_t ow = 0; ow < OW; ++ow) qr[ow] = A(g[ow * gs]);

@@ -420,43 +420,74 @@ void gather_backward(const GatherJob& j) {
   }
 }
 
-template <class T>
-void accumulate_row(const RowJob& j) {
+// One phase row of accumulate_row: taps [t0, t1) (all of that phase) into out[0, len). Cells every tap reaches
+// go by vectors, all terms and taps summed in registers; the few at the ends one at a time.
+template <class T, bool kCode>
+void phase_row(const RowJob& j, const RowTap* t0, const RowTap* t1, T* out, int64_t len) {
   using TI = hwy::MakeSigned<T>;
   const hn::ScalableTag<T> d;
   const hn::RebindToSigned<decltype(d)> di;
   const int64_t N = int64_t(hn::Lanes(d));
-  T* acc = static_cast<T*>(j.acc);
-  const int64_t L = j.phase_len, S = j.phases;
-  std::fill(acc, acc + S * L, T(0));
-  for (int t = 0; t < j.nterms; ++t) {
-    const T* q = static_cast<const T*>(j.terms[t].q);
-    const TI* code = static_cast<const TI*>(j.terms[t].code);
-    for (int k = 0; k < j.ntaps; ++k) {
-      const RowTap& tap = j.taps[k];
-      T* a = acc + tap.offset;
-      int64_t i = tap.lo;
-      if (code) {
-        const TI want = TI(j.terms[t].want_base + tap.jw);
-        for (; i + N <= tap.hi; i += N) {
-          auto hit = hn::RebindMask(d, hn::LoadU(di, code + i) == hn::Set(di, want));
-          hn::StoreU(hn::Add(hn::LoadU(d, a + i), hn::IfThenElseZero(hit, hn::LoadU(d, q + i))), d, a + i);
-        }
-        for (; i < tap.hi; ++i)
-          if (code[i] == want) a[i] += q[i];
-      } else {
-        for (; i + N <= tap.hi; i += N) hn::StoreU(hn::Add(hn::LoadU(d, a + i), hn::LoadU(d, q + i)), d, a + i);
-        for (; i < tap.hi; ++i) a[i] += q[i];
+  int64_t v0 = 0, v1 = len;
+  for (const RowTap* k = t0; k < t1; ++k) v0 = std::max(v0, k->lo + k->shift), v1 = std::min(v1, k->hi + k->shift);
+  if (t0 == t1 || v1 - v0 < N) v0 = v1 = len;
+  auto cell = [&](int64_t a) {
+    T v = 0;
+    for (int t = 0; t < j.nterms; ++t) {
+      const T* q = static_cast<const T*>(j.terms[t].q);
+      const TI* code = static_cast<const TI*>(j.terms[t].code);
+      for (const RowTap* k = t0; k < t1; ++k) {
+        const int64_t i = a - k->shift;
+        if (i >= k->lo && i < k->hi && (!kCode || code[i] == TI(j.terms[t].want_base + k->jw))) v += q[i];
       }
     }
-  }
-  if (!j.dx) return;
+    out[a] = v;
+  };
+  // Four vectors at a time, their sums interleaved (each is a chain of dependent additions); near v1 they
+  // start at v1 - N at the latest, overlapping the ones before: those cells get the same sums again.
+  auto vectors = [&](int64_t a) {
+    constexpr int U = 4;
+    int64_t at[U];
+    hn::Vec<decltype(d)> sum[U];
+    for (int v = 0; v < U; ++v) at[v] = std::min(a + v * N, v1 - N) - a, sum[v] = hn::Zero(d);
+    for (int t = 0; t < j.nterms; ++t) {
+      const T* q = static_cast<const T*>(j.terms[t].q) + a;
+      const TI* code = static_cast<const TI*>(j.terms[t].code) + a;
+      for (const RowTap* k = t0; k < t1; ++k) {
+        [[maybe_unused]] const auto want = hn::Set(di, TI(j.terms[t].want_base + k->jw));
+        for (int v = 0; v < U; ++v) {
+          auto g = hn::LoadU(d, q - k->shift + at[v]);
+          if constexpr (kCode) g = hn::IfThenElseZero(hn::RebindMask(d, hn::LoadU(di, code - k->shift + at[v]) == want), g);
+          sum[v] = hn::Add(sum[v], g);
+        }
+      }
+    }
+    for (int v = 0; v < U; ++v) hn::StoreU(sum[v], d, out + a + at[v]);
+  };
+  int64_t a = 0;
+  for (; a < v0; ++a) cell(a);
+  for (; a < v1; a += 4 * N) vectors(a);
+  for (a = v1; a < len; ++a) cell(a);
+}
+
+template <class T>
+void accumulate_row(const RowJob& j) {
+  const hn::ScalableTag<T> d;
+  const int64_t N = int64_t(hn::Lanes(d));
+  (void)N;
+  T* acc = static_cast<T*>(j.acc);
   T* dx = static_cast<T*>(j.dx);
-  int64_t w = 0;
-  if (S == 1) {
-    std::copy(acc, acc + j.width, dx);
-    return;
+  const int64_t L = j.phase_len, S = j.phases;
+  const bool code = j.nterms > 0 && j.terms[0].code;
+  const RowTap* k = j.taps;
+  for (int64_t ph = 0; ph < S; ++ph) {
+    const RowTap* k0 = k;
+    while (k < j.taps + j.ntaps && k->phase == ph) ++k;
+    T* out = dx && S == 1 ? dx : acc + ph * L;
+    code ? phase_row<T, true>(j, k0, k, out, L) : phase_row<T, false>(j, k0, k, out, L);
   }
+  if (!dx || S == 1) return;
+  int64_t w = 0;
 #if HWY_TARGET != HWY_SCALAR
   if (S == 2)
     for (; 2 * (w + N) <= j.width; w += N)
@@ -464,6 +495,16 @@ void accumulate_row(const RowJob& j) {
   w *= 2;
 #endif
   for (; w < j.width; ++w) dx[w] = acc[(w % S) * L + w / S];
+}
+
+template <class S>
+void divide(const void* gp, const compute_t<S>* dv, compute_t<S>* q, int64_t n) {
+  const hn::ScalableTag<compute_t<S>> d;
+  const int64_t N = int64_t(hn::Lanes(d));
+  const S* g = static_cast<const S*>(gp);
+  int64_t i = 0;
+  for (; i + N <= n; i += N) hn::StoreU(hn::Div(load_lanes<kUnit>(d, g, i), hn::LoadU(d, dv + i)), d, q + i);
+  for (; i < n; ++i) q[i] = compute_t<S>(g[i]) / dv[i];
 }
 
 void MaxForwardF32(const ForwardJob& j) {
@@ -493,6 +534,10 @@ void GatherAvgBackwardF32(const GatherJob& j) { gather_backward<float, false>(j)
 void GatherAvgBackwardF64(const GatherJob& j) { gather_backward<double, false>(j); }
 void AccumulateRowF32(const RowJob& j) { accumulate_row<float>(j); }
 void AccumulateRowF64(const RowJob& j) { accumulate_row<double>(j); }
+void DivideF32(const void* g, const float* d, float* q, int64_t n) { divide<float>(g, d, q, n); }
+void DivideBF16(const void* g, const float* d, float* q, int64_t n) { divide<bfloat16>(g, d, q, n); }
+void DivideF16(const void* g, const float* d, float* q, int64_t n) { divide<float16>(g, d, q, n); }
+void DivideF64(const void* g, const double* d, double* q, int64_t n) { divide<double>(g, d, q, n); }
 
 }  // namespace poolkit::cpu::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();
@@ -521,5 +566,13 @@ POOLKIT_DISPATCH(GatherAvgBackwardF64, gather_avg_backward_f64, GatherJob)
 POOLKIT_DISPATCH(AccumulateRowF32, accumulate_row_f32, RowJob)
 POOLKIT_DISPATCH(AccumulateRowF64, accumulate_row_f64, RowJob)
 #undef POOLKIT_DISPATCH
+HWY_EXPORT(DivideF32);
+HWY_EXPORT(DivideBF16);
+HWY_EXPORT(DivideF16);
+HWY_EXPORT(DivideF64);
+void divide_f32(const void* g, const float* d, float* q, int64_t n) { HWY_DYNAMIC_DISPATCH(DivideF32)(g, d, q, n); }
+void divide_bf16(const void* g, const float* d, float* q, int64_t n) { HWY_DYNAMIC_DISPATCH(DivideBF16)(g, d, q, n); }
+void divide_f16(const void* g, const float* d, float* q, int64_t n) { HWY_DYNAMIC_DISPATCH(DivideF16)(g, d, q, n); }
+void divide_f64(const void* g, const double* d, double* q, int64_t n) { HWY_DYNAMIC_DISPATCH(DivideF64)(g, d, q, n); }
 }  // namespace poolkit::cpu
 #endif

@@ -94,19 +94,20 @@ void gather_max_backward_f64(const GatherJob& job);
 void gather_avg_backward_f32(const GatherJob& job);
 void gather_avg_backward_f64(const GatherJob& job);
 
-// One dx row of the channels-first row accumulation (backward_rows.cpp). acc holds `phases` rows of
-// `phase_len` accumulators (float32 with int32 codes, or float64 with int64 codes); it is zeroed, then for
-// each term (an output row, in order) and each of `taps` (in order): acc[offset + i] += (code == nullptr ||
-// code[i] == want_base + jw ? q[i] : 0) for i in [lo, hi). Adding +0 leaves a sum that started at +0 as it
-// was, so the terms that count arrive in the order given. When dx is given (contiguous, the accumulation
-// type), the row is written there: dx[w] = acc[(w % phases) * phase_len + w / phases] for w < width.
+// One dx row of the channels-first row accumulation (backward_rows.cpp). The row is made of `phases` phase rows
+// of `phase_len` cells (float32 with int32 codes, or float64 with int64 codes); cell a of phase row p is the
+// sum, from +0, over each term (an output row, in order) and each tap of phase p (in order) with i = a - shift
+// in [lo, hi), of (code == nullptr || code[i] == want_base + jw ? q[i] : 0). Adding +0 leaves a sum that
+// started at +0 as it was, so the terms that count arrive in the order given. Taps come grouped by phase. The
+// phase rows go to acc; when dx is given (contiguous, the accumulation type) the row is written there instead:
+// dx[w] = cell w / phases of phase row w % phases, for w < width (acc then only serves phases > 1).
 struct RowTerm {
   const void* q = nullptr;
   const void* code = nullptr;
   int64_t want_base = 0;
 };
 struct RowTap {
-  int64_t jw = 0, offset = 0, lo = 0, hi = 0;  // offset: phase * phase_len + shift, added to i
+  int64_t jw = 0, phase = 0, shift = 0, lo = 0, hi = 0;
 };
 struct RowJob {
   void* acc = nullptr;
@@ -120,5 +121,11 @@ struct RowJob {
 };
 void accumulate_row_f32(const RowJob& job);
 void accumulate_row_f64(const RowJob& job);
+
+// q[i] = g[i] / d[i] for i < n, in float32 (g float32, bfloat16 or float16, widened exactly) or float64.
+void divide_f32(const void* g, const float* d, float* q, int64_t n);
+void divide_bf16(const void* g, const float* d, float* q, int64_t n);
+void divide_f16(const void* g, const float* d, float* q, int64_t n);
+void divide_f64(const void* g, const double* d, double* q, int64_t n);
 
 }  // namespace poolkit::cpu
