@@ -203,99 +203,120 @@ LastPlan::LastPlan(const Backward& b) : ct(b.g3.axes[0]), ch(b.g3.axes[1]), cw(b
                                                     : b.g3.axes[i].divisor(o, b.opt.count_include_pad));
 }
 
-bool gather_last(const Backward& b, const LastPlan& p, const View5& q) {
-  const AxisTable &A = b.tab.t, &B = b.tab.h, &W = b.tab.w;
+void gather_row(const Backward& b, const LastPlan& p, const QRows& q, int64_t n, int64_t t, int64_t h) {
   const bool f32 = b.esize == 4;
   const Covers &ct = p.ct, &ch = p.ch, &cw = p.cw;
-  // One dx row (n, t, h) per task: its covering output rows (ot, oh) first, then per pixel w their outputs ow,
-  // so the terms of a pixel come in increasing output order.
+  // The covering output rows (ot, oh) first, then per pixel w their outputs ow, so that the terms of a pixel
+  // come in increasing output order.
   struct OutRow {
-    int64_t offset, code;  // offset of (n, 0, ot, oh, 0) in q (and the argmax); code of (jt, jh, 0)
+    int64_t offset, code;  // offset of (n, 0, ot, oh, 0) in q; code of (jt, jh, 0)
   };
-  return parallel_for(b.N * A.axis.in * B.axis.in, b.work, [&](int64_t i) {
-    thread_local std::vector<OutRow> rows;
-    thread_local std::vector<const void*> dyp, amp;
-    thread_local std::vector<int64_t> code;
-    thread_local std::vector<int> begin;
-    const int64_t h = i % B.axis.in, t = (i / B.axis.in) % A.axis.in, n = i / (B.axis.in * A.axis.in);
-    rows.clear();
-    for (int64_t x0 = ct.begin[t]; x0 < ct.begin[t + 1]; ++x0)
-      for (int64_t x1 = ch.begin[h]; x1 < ch.begin[h + 1]; ++x1) {
-        const int64_t ot = ct.o[x0], oh = ch.o[x1];
-        rows.push_back({q.offset(n, 0, ot, oh, 0), b.tab.local(ct.j[x0], ch.j[x1], 0)});
-      }
-    dyp.clear(), amp.clear(), code.clear(), begin.assign(1, 0);
-    const int64_t ys = q.s[4];
-    for (int64_t w = 0; w < W.axis.in; ++w) {
-      for (const OutRow& r : rows)
-        for (int64_t x2 = cw.begin[w]; x2 < cw.begin[w + 1]; ++x2) {
-          const int64_t off = r.offset + cw.o[x2] * ys;
-          dyp.push_back(q.at<char>(off));
-          if (b.is_max) {
-            amp.push_back(b.am.at<char>(off));
-            code.push_back(b.form == IndexForm::I64 ? b.tab.flat(t, h, w) : r.code + cw.j[x2]);
-          }
-        }
-      begin.push_back(int(dyp.size()));
+  thread_local std::vector<OutRow> rows;
+  thread_local std::vector<const void*> dyp, amp;
+  thread_local std::vector<int64_t> code;
+  thread_local std::vector<int> begin;
+  rows.clear();
+  for (int64_t x0 = ct.begin[t]; x0 < ct.begin[t + 1]; ++x0)
+    for (int64_t x1 = ch.begin[h]; x1 < ch.begin[h + 1]; ++x1) {
+      const int64_t ot = ct.o[x0], oh = ch.o[x1];
+      rows.push_back({q.v.offset(n - q.n, 0, ot - q.ot, oh - q.oh, 0), b.tab.local(ct.j[x0], ch.j[x1], 0)});
     }
-    GatherJob j;
-    j.channels = b.C;
-    j.pixels = W.axis.in;
-    j.dx_step = b.dx.s[4];
-    j.term_begin = begin.data();
-    j.dy = dyp.data();
-    j.argmax = amp.data();
-    j.code = code.data();
-    j.form = b.form;
-    j.dx = b.dx.at<char>(b.dx.offset(n, 0, t, h, 0));
-    if (b.is_max) f32 ? gather_max_backward_f32(j) : gather_max_backward_f64(j);
-    else f32 ? gather_avg_backward_f32(j) : gather_avg_backward_f64(j);
+  dyp.clear(), amp.clear(), code.clear(), begin.assign(1, 0);
+  const int64_t ys = q.v.s[4];
+  for (int64_t w = 0; w < b.tab.w.axis.in; ++w) {
+    for (const OutRow& r : rows)
+      for (int64_t x2 = cw.begin[w]; x2 < cw.begin[w + 1]; ++x2) {
+        const int64_t off = r.offset + cw.o[x2] * ys;
+        dyp.push_back(q.v.at<char>(off));
+        if (b.is_max) {  // (q is the whole of dy then, with the argmax's strides)
+          amp.push_back(b.am.at<char>(off));
+          code.push_back(b.form == IndexForm::I64 ? b.tab.flat(t, h, w) : r.code + cw.j[x2]);
+        }
+      }
+    begin.push_back(int(dyp.size()));
+  }
+  GatherJob j;
+  j.channels = b.C;
+  j.pixels = b.tab.w.axis.in;
+  j.dx_step = b.dx.s[4];
+  j.term_begin = begin.data();
+  j.dy = dyp.data();
+  j.argmax = amp.data();
+  j.code = code.data();
+  j.form = b.form;
+  j.dx = b.dx.at<char>(b.dx.offset(n, 0, t, h, 0));
+  if (b.is_max) f32 ? gather_max_backward_f32(j) : gather_max_backward_f64(j);
+  else f32 ? gather_avg_backward_f32(j) : gather_avg_backward_f64(j);
+}
+
+bool gather_last(const Backward& b, const LastPlan& p, const View5& q) {
+  const int64_t T = b.tab.t.axis.in, H = b.tab.h.axis.in;
+  return parallel_for(b.N * T * H, b.work, [&](int64_t i) {
+    gather_row(b, p, QRows{q}, i / (T * H), (i / H) % T, i % H);
     return true;
   });
 }
 
 namespace {
 
-template <class T>
-void divide(const T* from, T* to, int64_t n, T d) {
-  for (int64_t c = 0; c < n; ++c) to[c] = from[c] / d;
+// Average: each dx row gathers dy divided by each window's divisor (the same divisions and additions as the
+// reference's, so the same bits). A task takes a few dx rows of one image and first divides the output rows
+// they read into a small copy (rows shared with the next task are divided twice), so no divided copy of the
+// whole of dy goes through memory.
+bool average_last(const Backward& b, const LastPlan& p) {
+  const Covers &ct = p.ct, &ch = p.ch;
+  const int64_t T = b.tab.t.axis.in, H = b.tab.h.axis.in, OW = b.tab.w.axis.out, C = b.C;
+  const int64_t rows = 16, chunks = (H + rows - 1) / rows;
+  // the output rows a range of input positions reads: [first, last], or none
+  auto reads = [](const Covers& c, int64_t lo, int64_t hi) {
+    int64_t first = INT64_MAX, last = -1;
+    for (int64_t i = c.begin[lo]; i < c.begin[hi]; ++i) first = std::min(first, c.o[i]), last = std::max(last, c.o[i]);
+    return std::pair{first, last};
+  };
+  return parallel_for(b.N * T * chunks, b.work, [&](int64_t i) {
+    const int64_t n = i / (T * chunks), t = (i / chunks) % T, h0 = (i % chunks) * rows, h1 = std::min(H, h0 + rows);
+    const auto [ot0, ot1] = reads(ct, t, t + 1);
+    const auto [oh0, oh1] = reads(ch, h0, h1);
+    QRows q{b.dy, n, std::max<int64_t>(ot0, 0), std::max<int64_t>(oh0, 0)};
+    const int64_t nt = ot1 < 0 ? 0 : ot1 - q.ot + 1, nh = oh1 < 0 ? 0 : oh1 - q.oh + 1;
+    thread_local std::vector<uint64_t> buf;  // 8-byte words: aligned for float and double
+    buf.resize(size_t((nt * nh * OW * C * b.esize + 7) / 8));
+    q.v.data = reinterpret_cast<char*>(buf.data());
+    q.v.s[4] = C, q.v.s[3] = OW * C, q.v.s[2] = nh * OW * C, q.v.s[1] = 1, q.v.s[0] = 0;
+    thread_local std::vector<double> d64;
+    thread_local std::vector<float> d32;
+    d64.resize(size_t(OW)), d32.resize(size_t(OW));
+    const bool packed = b.dy.s[4] == C;  // a row of dy is OW * C values in a row
+    for (int64_t ot = q.ot; ot < q.ot + nt; ++ot)
+      for (int64_t oh = q.oh; oh < q.oh + nh; ++oh) {
+        for (int64_t ow = 0; ow < OW; ++ow) {
+          const int64_t d = p.window_divisor(ot, oh, ow);
+          d64[size_t(ow)] = double(d), d32[size_t(ow)] = float(d);
+        }
+        for (int64_t ow = 0; ow < (packed ? 1 : OW); ++ow) {
+          const char* from = b.dy.at<char>(b.dy.offset(n, 0, ot, oh, ow));
+          char* to = q.v.at<char>(q.v.offset(0, 0, ot - q.ot, oh - q.oh, ow));
+          const int64_t count = packed ? OW * C : C;
+          if (b.esize == 4) divide_f32(from, d32.data() + ow, reinterpret_cast<float*>(to), count, C);
+          else divide_f64(from, d64.data() + ow, reinterpret_cast<double*>(to), count, C);
+        }
+      }
+    for (int64_t h = h0; h < h1; ++h) gather_row(b, p, q, n, t, h);
+    return true;
+  });
 }
 
 bool channels_last(const Backward& b) {
   const AxisTable &A = b.tab.t, &B = b.tab.h, &W = b.tab.w;
-  const bool f32 = b.esize == 4;
-  if (b.is_max) {
-    bool ok = parallel_for(b.N * A.axis.out * B.axis.out, b.work, [&](int64_t i) {
-      int64_t oh = i % B.axis.out, ot = (i / B.axis.out) % A.axis.out, n = i / (B.axis.out * A.axis.out);
-      for (int64_t ow = 0; ow < W.axis.out; ++ow)
-        if (!pixel_argmax_valid(b, n, ot, oh, ow)) return false;
-      return true;
-    });
-    if (!ok) return false;
-  }
   const LastPlan p(b);
-  // Average: each output divided by its divisor once, into a channels-last copy (the gather then only adds;
-  // the same divisions and additions as the reference's, so the same bits).
-  std::unique_ptr<void, void (*)(void*)> qbuf(nullptr, release);
-  View5 q = b.dy;
-  if (!b.is_max) {
-    const int64_t OT = A.axis.out, OH = B.axis.out, OW = W.axis.out;
-    qbuf.reset(allocate(size_t(b.N * OT * OH * OW * b.C * b.esize)));
-    q.data = static_cast<char*>(qbuf.get());
-    q.s[4] = b.C, q.s[3] = OW * b.C, q.s[2] = OH * OW * b.C, q.s[1] = 1, q.s[0] = OT * OH * OW * b.C;
-    if (!parallel_for(b.N * OT * OH, b.work, [&](int64_t i) {
-          const int64_t oh = i % OH, ot = (i / OH) % OT, n = i / (OH * OT);
-          for (int64_t ow = 0; ow < OW; ++ow) {
-            const int64_t d = p.window_divisor(ot, oh, ow);
-            const int64_t from = b.dy.offset(n, 0, ot, oh, ow), to = q.offset(n, 0, ot, oh, ow);
-            if (f32) divide(b.dy.at<float>(from), q.at<float>(to), b.C, float(d));
-            else divide(b.dy.at<double>(from), q.at<double>(to), b.C, double(d));
-          }
-          return true;
-        }))
-      return false;
-  }
-  return gather_last(b, p, q);
+  if (!b.is_max) return average_last(b, p);
+  bool ok = parallel_for(b.N * A.axis.out * B.axis.out, b.work, [&](int64_t i) {
+    int64_t oh = i % B.axis.out, ot = (i / B.axis.out) % A.axis.out, n = i / (B.axis.out * A.axis.out);
+    for (int64_t ow = 0; ow < W.axis.out; ++ow)
+      if (!pixel_argmax_valid(b, n, ot, oh, ow)) return false;
+    return true;
+  });
+  return ok && gather_last(b, p, b.dy);
 }
 
 bool run_backward(bool is_max, const Geometry& g, const AvgOptions& opt, const TensorView& dy,

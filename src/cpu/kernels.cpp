@@ -498,13 +498,16 @@ void accumulate_row(const RowJob& j) {
 }
 
 template <class S>
-void divide(const void* gp, const compute_t<S>* dv, compute_t<S>* q, int64_t n) {
+void divide(const void* gp, const compute_t<S>* dv, compute_t<S>* q, int64_t n, int64_t group) {
   const hn::ScalableTag<compute_t<S>> d;
   const int64_t N = int64_t(hn::Lanes(d));
   const S* g = static_cast<const S*>(gp);
   int64_t i = 0;
-  for (; i + N <= n; i += N) hn::StoreU(hn::Div(load_lanes<kUnit>(d, g, i), hn::LoadU(d, dv + i)), d, q + i);
-  for (; i < n; ++i) q[i] = compute_t<S>(g[i]) / dv[i];
+  if (group == 1)
+    for (; i + N <= n; i += N) hn::StoreU(hn::Div(load_lanes<kUnit>(d, g, i), hn::LoadU(d, dv + i)), d, q + i);
+  else if (group % N == 0)  // a vector lies inside one group
+    for (; i + N <= n; i += N) hn::StoreU(hn::Div(load_lanes<kUnit>(d, g, i), hn::Set(d, dv[i / group])), d, q + i);
+  for (; i < n; ++i) q[i] = compute_t<S>(g[i]) / dv[i / group];
 }
 
 void MaxForwardF32(const ForwardJob& j) {
@@ -534,10 +537,10 @@ void GatherAvgBackwardF32(const GatherJob& j) { gather_backward<float, false>(j)
 void GatherAvgBackwardF64(const GatherJob& j) { gather_backward<double, false>(j); }
 void AccumulateRowF32(const RowJob& j) { accumulate_row<float>(j); }
 void AccumulateRowF64(const RowJob& j) { accumulate_row<double>(j); }
-void DivideF32(const void* g, const float* d, float* q, int64_t n) { divide<float>(g, d, q, n); }
-void DivideBF16(const void* g, const float* d, float* q, int64_t n) { divide<bfloat16>(g, d, q, n); }
-void DivideF16(const void* g, const float* d, float* q, int64_t n) { divide<float16>(g, d, q, n); }
-void DivideF64(const void* g, const double* d, double* q, int64_t n) { divide<double>(g, d, q, n); }
+void DivideF32(const void* g, const float* d, float* q, int64_t n, int64_t group) { divide<float>(g, d, q, n, group); }
+void DivideBF16(const void* g, const float* d, float* q, int64_t n, int64_t group) { divide<bfloat16>(g, d, q, n, group); }
+void DivideF16(const void* g, const float* d, float* q, int64_t n, int64_t group) { divide<float16>(g, d, q, n, group); }
+void DivideF64(const void* g, const double* d, double* q, int64_t n, int64_t group) { divide<double>(g, d, q, n, group); }
 
 }  // namespace poolkit::cpu::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();
@@ -570,9 +573,17 @@ HWY_EXPORT(DivideF32);
 HWY_EXPORT(DivideBF16);
 HWY_EXPORT(DivideF16);
 HWY_EXPORT(DivideF64);
-void divide_f32(const void* g, const float* d, float* q, int64_t n) { HWY_DYNAMIC_DISPATCH(DivideF32)(g, d, q, n); }
-void divide_bf16(const void* g, const float* d, float* q, int64_t n) { HWY_DYNAMIC_DISPATCH(DivideBF16)(g, d, q, n); }
-void divide_f16(const void* g, const float* d, float* q, int64_t n) { HWY_DYNAMIC_DISPATCH(DivideF16)(g, d, q, n); }
-void divide_f64(const void* g, const double* d, double* q, int64_t n) { HWY_DYNAMIC_DISPATCH(DivideF64)(g, d, q, n); }
+void divide_f32(const void* g, const float* d, float* q, int64_t n, int64_t group) {
+  HWY_DYNAMIC_DISPATCH(DivideF32)(g, d, q, n, group);
+}
+void divide_bf16(const void* g, const float* d, float* q, int64_t n, int64_t group) {
+  HWY_DYNAMIC_DISPATCH(DivideBF16)(g, d, q, n, group);
+}
+void divide_f16(const void* g, const float* d, float* q, int64_t n, int64_t group) {
+  HWY_DYNAMIC_DISPATCH(DivideF16)(g, d, q, n, group);
+}
+void divide_f64(const void* g, const double* d, double* q, int64_t n, int64_t group) {
+  HWY_DYNAMIC_DISPATCH(DivideF64)(g, d, q, n, group);
+}
 }  // namespace poolkit::cpu
 #endif

@@ -122,10 +122,10 @@ struct RowJob {
 void accumulate_row_f32(const RowJob& job);
 void accumulate_row_f64(const RowJob& job);
 
-// q[i] = g[i] / d[i] for i < n, in float32 (g float32, bfloat16 or float16, widened exactly) or float64.
-void divide_f32(const void* g, const float* d, float* q, int64_t n);
-void divide_bf16(const void* g, const float* d, float* q, int64_t n);
-void divide_f16(const void* g, const float* d, float* q, int64_t n);
-void divide_f64(const void* g, const double* d, double* q, int64_t n);
+// q[i] = g[i] / d[i / group] for i < n, in float32 (g float32, bfloat16 or float16, widened exactly) or float64.
+void divide_f32(const void* g, const float* d, float* q, int64_t n, int64_t group = 1);
+void divide_bf16(const void* g, const float* d, float* q, int64_t n, int64_t group = 1);
+void divide_f16(const void* g, const float* d, float* q, int64_t n, int64_t group = 1);
+void divide_f64(const void* g, const double* d, double* q, int64_t n, int64_t group = 1);
 
 }  // namespace poolkit::cpu
