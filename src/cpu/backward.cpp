@@ -323,8 +323,12 @@ bool run_backward(bool is_max, const Geometry& g, const AvgOptions& opt, const T
                   const TensorView& am, const TensorView& dx) {
   if (dx.device != Device::CPU || dx.numel() == 0 || dy.numel() == 0) return false;
   if (is_max && !am.data) return false;  // without a saved argmax: see max_pool_backward below
-  if ((dx.dtype == DType::bf16 || dx.dtype == DType::f16) && half_backward(is_max, g, opt, dy, am, dx)) return true;
   Geometry g3 = as3d(g);
+  // 16 bits: through float32 copies, but for channels-first windows that do not tile (the row accumulation
+  // widens and narrows rows itself)
+  if ((dx.dtype == DType::bf16 || dx.dtype == DType::f16) && (!dx.is_contiguous() || tiles(g3)) &&
+      half_backward(is_max, g, opt, dy, am, dx))
+    return true;
   if (is_max && am.dtype == DType::i64 && g.window_cells() <= (int64_t(1) << 20) &&
       (am.is_contiguous() || am.is_contiguous(Layout::ChannelsLast))) {
     // the compact form first (checked on the way): every path below is fastest on it

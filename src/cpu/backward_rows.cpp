@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "backward.hpp"
+#include "convert.hpp"
 
 namespace poolkit::cpu {
 namespace {
@@ -121,7 +122,7 @@ bool codes(const Backward& b, int64_t n, int64_t c, int64_t ot, int64_t oh, I* c
 // Per-thread buffers, looked up once per task (thread-local lookups cost more than a small plane's work).
 template <class A>
 struct Scratch {
-  std::vector<A> q, acc;
+  std::vector<A> q, acc, row;  // row: a dx row before its narrowing to 16 bits
   std::vector<code_t<A>> code;
   std::vector<RowTerm> terms;
 };
@@ -136,7 +137,7 @@ template <class T>
 bool plane(const RowsPlan& p, Scratch<acc_t<T>>& scratch, int64_t n, int64_t c) {
   using A = acc_t<T>;
   using I = code_t<A>;
-  auto& [q, acc, code, terms] = scratch;
+  auto& [q, acc, row, code, terms] = scratch;
   const Backward& b = p.b;
   const AxisTable &At = b.tab.t, &Bt = b.tab.h, &Wt = b.tab.w;
   const int64_t OT = At.axis.out, OH = Bt.axis.out, OW = Wt.axis.out, WI = Wt.axis.in;
@@ -153,7 +154,14 @@ bool plane(const RowsPlan& p, Scratch<acc_t<T>>& scratch, int64_t n, int64_t c) 
         else for (int64_t ow = 0; ow < OW; ++ow) qr[ow] = A(g[ow * gs]) / d[ow];
         continue;
       }
-      for (int64_t ow = 0; ow < OW; ++ow) qr[ow] = A(g[ow * gs]);
+      if constexpr (!std::is_same_v<T, A>) {
+        if (gs == 1) widen_to_f32(b.dtype, g, qr, OW);
+        else for (int64_t ow = 0; ow < OW; ++ow) qr[ow] = A(g[ow * gs]);
+      } else if (gs == 1) {
+        std::copy(g, g + OW, qr);
+      } else {
+        for (int64_t ow = 0; ow < OW; ++ow) qr[ow] = g[ow * gs];
+      }
       if (!codes(b, n, c, ot, oh, code.data() + k)) return false;
     }
   if (p.one_window) {  // global pooling: the plane is a single window
@@ -171,7 +179,9 @@ bool plane(const RowsPlan& p, Scratch<acc_t<T>>& scratch, int64_t n, int64_t c) 
   }
   acc.resize(size_t(p.phases * p.phase_len));
   const int64_t xs = b.dx.s[4];
-  const bool direct = std::is_same_v<T, A> && xs == 1;  // the kernel writes dx itself
+  // the kernel writes dx itself, or (16-bit) a float row narrowed into dx
+  const bool direct = xs == 1;
+  if (!std::is_same_v<T, A>) row.resize(size_t(WI));
   for (int64_t t = 0; t < At.axis.in; ++t)
     for (int64_t h = 0; h < Bt.axis.in; ++h) {
       terms.clear();
@@ -200,9 +210,11 @@ bool plane(const RowsPlan& p, Scratch<acc_t<T>>& scratch, int64_t n, int64_t c) 
         j.ntaps = int(p.wtaps.size());
         j.phases = p.phases;
         j.phase_len = p.phase_len;
-        j.dx = direct ? static_cast<void*>(dx) : nullptr;
+        j.dx = !direct ? nullptr : std::is_same_v<T, A> ? static_cast<void*>(dx) : row.data();
         j.width = WI;
         accumulate_row<A>(j);
+        if constexpr (!std::is_same_v<T, A>)
+          if (direct) narrow_from_f32(b.dtype, row.data(), dx, WI);
         if (direct) continue;
       }
       for (int64_t ph = 0; ph < p.phases; ++ph)

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <vector>
 
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "src/cpu/kernels.cpp"
@@ -355,8 +356,10 @@ void tiled_backward(const TiledBackwardJob& j) {
       T* dx = static_cast<T*>(j.dx) + row * j.dx_row_step + (j.tap_row_offset ? j.tap_row_offset[tr] : 0);
       const int64_t code_base = j.code_base + tr * s;
       int64_t k = 0;
-      if (vector) {
-        for (; k + N <= j.count; k += N) {
+      if (vector && j.count >= N) {
+        // the last vector may overlap the one before: its lanes write the same values again
+        for (int64_t next = 0;; next += N) {
+          k = std::min(next, j.count - N);
           auto gv = hn::LoadU(d, g + k);
           if constexpr (!kMax) gv = hn::Div(gv, hn::Set(d, div));
           gv = hn::Add(hn::Zero(d), gv);
@@ -370,7 +373,9 @@ void tiled_backward(const TiledBackwardJob& j) {
             for (int64_t jj = 0; jj < s; ++jj) t[jj] = gv;
           }
           store_taps(d, s, G, t, dx + s * k);
+          if (k + N == j.count) break;
         }
+        k = j.count;
       }
       for (; k < j.count; ++k) {
         T gv = kMax ? g[k] : T(g[k] / div);
@@ -420,18 +425,24 @@ void gather_backward(const GatherJob& j) {
   }
 }
 
-// One phase row of accumulate_row: taps [t0, t1) (all of that phase) into out[0, len). Cells every tap reaches
-// go by vectors, all terms and taps summed in registers; the few at the ends one at a time.
+// The sums of one phase row of accumulate_row, from its taps [t0, t1) (all of that phase). Cells [v0, v1),
+// which every tap reaches, go by vectors, all terms and taps summed in registers; the few at the ends one at a
+// time. Vectors go U at a time, their sums interleaved (each is a chain of dependent additions).
 template <class T, bool kCode>
-void phase_row(const RowJob& j, const RowTap* t0, const RowTap* t1, T* out, int64_t len) {
+struct PhaseSums {
   using TI = hwy::MakeSigned<T>;
-  const hn::ScalableTag<T> d;
-  const hn::RebindToSigned<decltype(d)> di;
-  const int64_t N = int64_t(hn::Lanes(d));
-  int64_t v0 = 0, v1 = len;
-  for (const RowTap* k = t0; k < t1; ++k) v0 = std::max(v0, k->lo + k->shift), v1 = std::min(v1, k->hi + k->shift);
-  if (t0 == t1 || v1 - v0 < N) v0 = v1 = len;
-  auto cell = [&](int64_t a) {
+  using D = hn::ScalableTag<T>;
+  static constexpr int U = 4;
+  const RowJob& j;
+  const RowTap *t0, *t1;
+  int64_t v0 = 0, v1;
+
+  PhaseSums(const RowJob& job, const RowTap* first, const RowTap* end, int64_t len)
+      : j(job), t0(first), t1(end), v1(len) {
+    for (const RowTap* k = t0; k < t1; ++k) v0 = std::max(v0, k->lo + k->shift), v1 = std::min(v1, k->hi + k->shift);
+    if (t0 == t1 || v1 - v0 < int64_t(hn::Lanes(D()))) v0 = v1 = len;
+  }
+  T cell(int64_t a) const {
     T v = 0;
     for (int t = 0; t < j.nterms; ++t) {
       const T* q = static_cast<const T*>(j.terms[t].q);
@@ -441,15 +452,13 @@ void phase_row(const RowJob& j, const RowTap* t0, const RowTap* t1, T* out, int6
         if (i >= k->lo && i < k->hi && (!kCode || code[i] == TI(j.terms[t].want_base + k->jw))) v += q[i];
       }
     }
-    out[a] = v;
-  };
-  // Four vectors at a time, their sums interleaved (each is a chain of dependent additions); near v1 they
-  // start at v1 - N at the latest, overlapping the ones before: those cells get the same sums again.
-  auto vectors = [&](int64_t a) {
-    constexpr int U = 4;
-    int64_t at[U];
-    hn::Vec<decltype(d)> sum[U];
-    for (int v = 0; v < U; ++v) at[v] = std::min(a + v * N, v1 - N) - a, sum[v] = hn::Zero(d);
+    return v;
+  }
+  // sum[v]: cells a + at[v] on
+  void vectors(int64_t a, const int64_t* at, hn::Vec<D>* sum) const {
+    const D d;
+    const hn::RebindToSigned<D> di;
+    for (int v = 0; v < U; ++v) sum[v] = hn::Zero(d);
     for (int t = 0; t < j.nterms; ++t) {
       const T* q = static_cast<const T*>(j.terms[t].q) + a;
       const TI* code = static_cast<const TI*>(j.terms[t].code) + a;
@@ -462,39 +471,82 @@ void phase_row(const RowJob& j, const RowTap* t0, const RowTap* t1, T* out, int6
         }
       }
     }
-    for (int v = 0; v < U; ++v) hn::StoreU(sum[v], d, out + a + at[v]);
-  };
-  int64_t a = 0;
-  for (; a < v0; ++a) cell(a);
-  for (; a < v1; a += 4 * N) vectors(a);
-  for (a = v1; a < len; ++a) cell(a);
+  }
+};
+
+// Where the U vectors from cell a start: N apart, but none past `end` - N (those overlap the ones before and
+// give their cells the same sums again).
+template <class D>
+HWY_INLINE void vector_starts(D d, int64_t a, int64_t end, int64_t* at, int U) {
+  const int64_t N = int64_t(hn::Lanes(d));
+  for (int v = 0; v < U; ++v) at[v] = std::min(a + v * N, end - N) - a;
 }
 
-template <class T>
-void accumulate_row(const RowJob& j) {
+template <class T, bool kCode>
+void phase_row(const PhaseSums<T, kCode>& p, T* out, int64_t len) {
   const hn::ScalableTag<T> d;
+  constexpr int U = PhaseSums<T, kCode>::U;
+  int64_t a = 0;
+  for (; a < p.v0; ++a) out[a] = p.cell(a);
+  for (; a < p.v1; a += U * int64_t(hn::Lanes(d))) {
+    int64_t at[U];
+    hn::Vec<decltype(d)> sum[U];
+    vector_starts(d, a, p.v1, at, U);
+    p.vectors(a, at, sum);
+    for (int v = 0; v < U; ++v) hn::StoreU(sum[v], d, out + a + at[v]);
+  }
+  for (a = p.v1; a < len; ++a) out[a] = p.cell(a);
+}
+
+// Stride 2 straight into dx: both phase rows' sums at once, interleaved in registers. False when the phases
+// share too few cells that go by vectors.
+template <class T, bool kCode>
+bool two_phases(const PhaseSums<T, kCode>& p0, const PhaseSums<T, kCode>& p1, T* dx, int64_t width, int64_t len) {
+#if HWY_TARGET != HWY_SCALAR
+  const hn::ScalableTag<T> d;
+  constexpr int U = PhaseSums<T, kCode>::U;
   const int64_t N = int64_t(hn::Lanes(d));
-  (void)N;
+  const int64_t lo = std::max(p0.v0, p1.v0), hi = std::min({p0.v1, p1.v1, width / 2});
+  if (hi - lo < N) return false;
+  auto cells = [&](int64_t a) {
+    if (2 * a < width) dx[2 * a] = p0.cell(a);
+    if (2 * a + 1 < width) dx[2 * a + 1] = p1.cell(a);
+  };
+  int64_t a = 0;
+  for (; a < lo; ++a) cells(a);
+  for (; a < hi; a += U * N) {
+    int64_t at[U];
+    hn::Vec<decltype(d)> s0[U], s1[U];
+    vector_starts(d, a, hi, at, U);
+    p0.vectors(a, at, s0);
+    p1.vectors(a, at, s1);
+    for (int v = 0; v < U; ++v) hn::StoreInterleaved2(s0[v], s1[v], d, dx + 2 * (a + at[v]));
+  }
+  for (a = hi; a < len; ++a) cells(a);
+  return true;
+#else
+  (void)p0, (void)p1, (void)dx, (void)width, (void)len;
+  return false;
+#endif
+}
+
+template <class T, bool kCode>
+void accumulate_row(const RowJob& j) {
   T* acc = static_cast<T*>(j.acc);
   T* dx = static_cast<T*>(j.dx);
   const int64_t L = j.phase_len, S = j.phases;
-  const bool code = j.nterms > 0 && j.terms[0].code;
-  const RowTap* k = j.taps;
-  for (int64_t ph = 0; ph < S; ++ph) {
+  thread_local std::vector<PhaseSums<T, kCode>> phase;
+  phase.clear();
+  for (const RowTap* k = j.taps; int64_t(phase.size()) < S;) {
     const RowTap* k0 = k;
-    while (k < j.taps + j.ntaps && k->phase == ph) ++k;
-    T* out = dx && S == 1 ? dx : acc + ph * L;
-    code ? phase_row<T, true>(j, k0, k, out, L) : phase_row<T, false>(j, k0, k, out, L);
+    while (k < j.taps + j.ntaps && k->phase == int64_t(phase.size())) ++k;
+    phase.emplace_back(j, k0, k, L);
   }
+  if (dx && S == 2 && two_phases(phase[0], phase[1], dx, j.width, L)) return;
+  for (int64_t ph = 0; ph < S; ++ph) phase_row(phase[size_t(ph)], dx && S == 1 ? dx : acc + ph * L, L);
   if (!dx || S == 1) return;
-  int64_t w = 0;
-#if HWY_TARGET != HWY_SCALAR
-  if (S == 2)
-    for (; 2 * (w + N) <= j.width; w += N)
-      hn::StoreInterleaved2(hn::LoadU(d, acc + w), hn::LoadU(d, acc + L + w), d, dx + 2 * w);
-  w *= 2;
-#endif
-  for (; w < j.width; ++w) dx[w] = acc[(w % S) * L + w / S];
+  for (int64_t ph = 0; ph < S; ++ph)
+    for (int64_t i = 0, x = ph; x < j.width; ++i, x += S) dx[x] = acc[ph * L + i];
 }
 
 template <class S>
@@ -535,6 +587,10 @@ void GatherMaxBackwardF32(const GatherJob& j) { gather_backward<float, true>(j);
 void GatherMaxBackwardF64(const GatherJob& j) { gather_backward<double, true>(j); }
 void GatherAvgBackwardF32(const GatherJob& j) { gather_backward<float, false>(j); }
 void GatherAvgBackwardF64(const GatherJob& j) { gather_backward<double, false>(j); }
+template <class T>
+void accumulate_row(const RowJob& j) {
+  j.nterms > 0 && j.terms[0].code ? accumulate_row<T, true>(j) : accumulate_row<T, false>(j);
+}
 void AccumulateRowF32(const RowJob& j) { accumulate_row<float>(j); }
 void AccumulateRowF64(const RowJob& j) { accumulate_row<double>(j); }
 void DivideF32(const void* g, const float* d, float* q, int64_t n, int64_t group) { divide<float>(g, d, q, n, group); }
