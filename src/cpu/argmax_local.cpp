@@ -13,7 +13,7 @@ namespace poolkit::cpu {
 namespace {
 
 template <class U>
-bool to_local(const Geometry& g3, const TensorView& flat, const TensorView& local) {
+bool to_local(const Geometry& g3, const TensorView& flat, const TensorView& local, IndexForm form) {
   const Tables tab(g3);
   const AxisTable* ax[3] = {&tab.t, &tab.h, &tab.w};
   const int64_t H = tab.h.axis.in, W = tab.w.axis.in;
@@ -43,26 +43,63 @@ bool to_local(const Geometry& g3, const TensorView& flat, const TensorView& loca
     }
   const View5 f(flat), l(local);
   const int64_t N = flat.shape[0], C = flat.shape[1], OT = tab.t.axis.out, OH = tab.h.axis.out, OW = tab.w.axis.out;
+  // The code of value v of output (ot, oh, ow), or -1.
+  auto code_of = [&](int64_t v, int64_t ot, int64_t oh, int64_t ow) {
+    const int64_t r = v - base[0][size_t(ot)] - base[1][size_t(oh)] - base[2][size_t(ow)];
+    int32_t code = uint64_t(r) < uint64_t(span) ? id[size_t(r)] : -1;
+    if (code >= 0 && !(whole[0][size_t(ot)] && whole[1][size_t(oh)] && whole[2][size_t(ow)])) {
+      const int64_t o[3] = {ot, oh, ow};
+      for (int a = 0; a < 3 && code >= 0; ++a) {
+        const int64_t j = tap[a][size_t(code)];
+        if (j < ax[a]->first[size_t(o[a])] || j >= ax[a]->last[size_t(o[a])]) code = -1;
+      }
+    }
+    return code;
+  };
+  // Outputs [lo, hi) of a row have whole windows; `lanes` values each, contiguous (flat and local): by vectors.
+  const int64_t lo = tab.w.full_begin, hi = tab.w.full_end;
+  auto whole_run = [&](const int64_t* v, U* out, int64_t ot, int64_t oh, const int64_t* base_w, int64_t lanes) {
+    LocalCodeJob j;
+    j.flat = v + lo * lanes, j.base = base_w + lo * lanes, j.count = (hi - lo) * lanes;
+    j.row = base[0][size_t(ot)] + base[1][size_t(oh)], j.span = span;
+    j.id = id.data(), j.form = form, j.out = out + lo * lanes;
+    return flat_to_local_codes(j);
+  };
+  if (C > 1 && f.s[1] == 1 && l.s[1] == 1 && f.s[4] == C && l.s[4] == C) {
+    // channels-last: a row of outputs is OW * C values in a row; each value's base repeated over the channels
+    std::vector<int64_t> base_c;
+    for (int64_t ow = 0; ow < OW; ++ow) base_c.insert(base_c.end(), size_t(C), base[2][size_t(ow)]);
+    return parallel_for(N * OT * OH, flat.numel(), [&](int64_t i) {
+      const int64_t oh = i % OH, ot = (i / OH) % OT, n = i / (OH * OT);
+      const int64_t* v = f.at<int64_t>(f.offset(n, 0, ot, oh, 0));
+      U* out = l.at<U>(l.offset(n, 0, ot, oh, 0));
+      const bool vectors = whole[0][size_t(ot)] && whole[1][size_t(oh)] && hi > lo;
+      bool ok = !vectors || whole_run(v, out, ot, oh, base_c.data(), C);
+      for (int64_t ow = 0; ow < OW; ++ow) {
+        if (vectors && ow == lo) ow = hi;
+        if (ow >= OW) break;
+        for (int64_t c = 0; c < C; ++c) {
+          const int32_t code = code_of(v[ow * C + c], ot, oh, ow);
+          ok &= code >= 0;
+          out[ow * C + c] = U(code);
+        }
+      }
+      return ok;
+    });
+  }
   return parallel_for(N * C * OT, flat.numel(), [&](int64_t i) {
     const int64_t ot = i % OT, c = (i / OT) % C, n = i / (OT * C);
     bool ok = true;
     for (int64_t oh = 0; oh < OH; ++oh) {
-      const int64_t row = base[0][size_t(ot)] + base[1][size_t(oh)];
-      const bool whole_th = whole[0][size_t(ot)] && whole[1][size_t(oh)];
       const int64_t* v = f.at<int64_t>(f.offset(n, c, ot, oh, 0));
       U* out = l.at<U>(l.offset(n, c, ot, oh, 0));
       const int64_t vs = f.s[4], os = l.s[4];
+      const bool vectors = whole[0][size_t(ot)] && whole[1][size_t(oh)] && hi > lo && vs == 1 && os == 1;
+      if (vectors) ok &= whole_run(v, out, ot, oh, base[2].data(), 1);
       for (int64_t ow = 0; ow < OW; ++ow) {
-        const int64_t r = v[ow * vs] - row - base[2][size_t(ow)];
-        int32_t code = uint64_t(r) < uint64_t(span) ? id[size_t(r)] : -1;
-        if (code >= 0 && !(whole_th && whole[2][size_t(ow)])) {
-          const int64_t o[3] = {ot, oh, ow};
-          for (int a = 0; a < 3; ++a) {
-            const int64_t j = tap[a][size_t(code)];
-            if (j < ax[a]->first[size_t(o[a])] || j >= ax[a]->last[size_t(o[a])]) code = -1;
-            if (code < 0) break;
-          }
-        }
+        if (vectors && ow == lo) ow = hi;
+        if (ow >= OW) break;
+        const int32_t code = code_of(v[ow * vs], ot, oh, ow);
         ok &= code >= 0;
         out[ow * os] = U(code);
       }
@@ -75,9 +112,9 @@ bool to_local(const Geometry& g3, const TensorView& flat, const TensorView& loca
 
 bool flat_argmax_to_local(const Geometry& g3, const TensorView& flat, const TensorView& local) {
   switch (local.dtype) {
-    case DType::u8: return to_local<uint8_t>(g3, flat, local);
-    case DType::i16: return to_local<int16_t>(g3, flat, local);
-    case DType::i32: return to_local<int32_t>(g3, flat, local);
+    case DType::u8: return to_local<uint8_t>(g3, flat, local, IndexForm::U8);
+    case DType::i16: return to_local<int16_t>(g3, flat, local, IndexForm::I16);
+    case DType::i32: return to_local<int32_t>(g3, flat, local, IndexForm::I32);
     default: return false;
   }
 }

@@ -562,6 +562,45 @@ void divide(const void* gp, const compute_t<S>* dv, compute_t<S>* q, int64_t n, 
   for (; i < n; ++i) q[i] = compute_t<S>(g[i]) / dv[i / group];
 }
 
+bool local_codes(const LocalCodeJob& j) {
+  bool ok = true;
+  int64_t k = 0;
+#if HWY_TARGET <= HWY_AVX2  // (64-bit compares, 32-bit gathers)
+  const hn::ScalableTag<int64_t> d64;
+  const hn::ScalableTag<int32_t> d32;  // two int64 vectors' worth of lanes
+  const hn::Rebind<int16_t, decltype(d32)> d16;
+  const hn::Rebind<uint8_t, decltype(d32)> d8;
+  const int64_t N = int64_t(hn::Lanes(d32)), H = N / 2;
+  const auto span = hn::Set(d64, j.span), before = hn::Set(d64, -1), row = hn::Set(d64, j.row);
+  const auto none = hn::Set(d32, -1);
+  // the low 32 bits of each int64 lane of lo, then of hi
+  auto low_halves = [&](hn::Vec<decltype(d64)> lo, hn::Vec<decltype(d64)> hi) {
+    return hn::ConcatEven(d32, hn::BitCast(d32, hi), hn::BitCast(d32, lo));
+  };
+  auto bad = hn::Zero(d32);  // lanes that met a code of -1 at least once: all ones
+  for (; k + N <= j.count; k += N) {
+    const auto r0 = hn::Sub(hn::LoadU(d64, j.flat + k), hn::Add(hn::LoadU(d64, j.base + k), row));
+    const auto r1 = hn::Sub(hn::LoadU(d64, j.flat + k + H), hn::Add(hn::LoadU(d64, j.base + k + H), row));
+    const auto in0 = hn::And(r0 > before, r0 < span), in1 = hn::And(r1 > before, r1 < span);
+    const auto idx = low_halves(hn::IfThenElseZero(in0, r0), hn::IfThenElseZero(in1, r1));
+    const auto in = hn::MaskFromVec(low_halves(hn::VecFromMask(d64, in0), hn::VecFromMask(d64, in1)));
+    const auto code = hn::IfThenElse(in, hn::GatherIndex(d32, j.id, idx), none);
+    bad = hn::Or(bad, hn::VecFromMask(d32, code == none));
+    if (j.form == IndexForm::I32) hn::StoreU(code, d32, static_cast<int32_t*>(j.out) + k);
+    else if (j.form == IndexForm::I16) hn::StoreU(hn::DemoteTo(d16, code), d16, static_cast<int16_t*>(j.out) + k);
+    else hn::StoreU(hn::DemoteTo(d8, code), d8, static_cast<uint8_t*>(j.out) + k);
+  }
+  ok = hn::AllTrue(d32, hn::Eq(bad, hn::Zero(d32)));
+#endif
+  for (; k < j.count; ++k) {
+    const int64_t r = j.flat[k] - j.row - j.base[k];
+    const int32_t code = uint64_t(r) < uint64_t(j.span) ? j.id[r] : -1;
+    ok &= code >= 0;
+    store_index(j.form, j.out, k, code);
+  }
+  return ok;
+}
+
 void MaxForwardF32(const ForwardJob& j) {
   j.form == IndexForm::None ? max_forward<float, false>(j) : max_forward<float, true>(j);
 }
@@ -591,6 +630,7 @@ template <class T>
 void accumulate_row(const RowJob& j) {
   j.nterms > 0 && j.terms[0].code ? accumulate_row<T, true>(j) : accumulate_row<T, false>(j);
 }
+bool LocalCodes(const LocalCodeJob& j) { return local_codes(j); }
 void AccumulateRowF32(const RowJob& j) { accumulate_row<float>(j); }
 void AccumulateRowF64(const RowJob& j) { accumulate_row<double>(j); }
 void DivideF32(const void* g, const float* d, float* q, int64_t n, int64_t group) { divide<float>(g, d, q, n, group); }
@@ -625,6 +665,8 @@ POOLKIT_DISPATCH(GatherAvgBackwardF64, gather_avg_backward_f64, GatherJob)
 POOLKIT_DISPATCH(AccumulateRowF32, accumulate_row_f32, RowJob)
 POOLKIT_DISPATCH(AccumulateRowF64, accumulate_row_f64, RowJob)
 #undef POOLKIT_DISPATCH
+HWY_EXPORT(LocalCodes);
+bool flat_to_local_codes(const LocalCodeJob& j) { return HWY_DYNAMIC_DISPATCH(LocalCodes)(j); }
 HWY_EXPORT(DivideF32);
 HWY_EXPORT(DivideBF16);
 HWY_EXPORT(DivideF16);

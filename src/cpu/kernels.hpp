@@ -128,4 +128,16 @@ void divide_bf16(const void* g, const float* d, float* q, int64_t n, int64_t gro
 void divide_f16(const void* g, const float* d, float* q, int64_t n, int64_t group = 1);
 void divide_f64(const void* g, const double* d, double* q, int64_t n, int64_t group = 1);
 
+// A row of flat argmax values as window-local codes: out[k] = id[flat[k] - row - base[k]] in `form` (U8, I16 or
+// I32). False when a value lies outside [0, span) or where id is -1 (no tap there); out is then unspecified.
+struct LocalCodeJob {
+  const int64_t* flat = nullptr;
+  const int64_t* base = nullptr;
+  int64_t count = 0, row = 0, span = 0;
+  const int32_t* id = nullptr;
+  IndexForm form = IndexForm::I32;
+  void* out = nullptr;
+};
+bool flat_to_local_codes(const LocalCodeJob& job);
+
 }  // namespace poolkit::cpu
