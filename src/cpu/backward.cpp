@@ -362,10 +362,10 @@ bool run_backward(bool is_max, const Geometry& g, const AvgOptions& opt, const T
 bool max_pool_backward(const Geometry& g, const TensorView& dy, const TensorView& argmax, const TensorView& x,
                        const TensorView& dx) {
   if (argmax.data) return run_backward(true, g, AvgOptions{}, dy, argmax, dx);
-  // No saved argmax: recompute it (window-local, int32) with the fast forward, then route as with one.
+  // No saved argmax: recompute it (window-local, the narrowest form) with the fast forward, then route as with one.
   Layout layout = x.is_contiguous(Layout::ChannelsLast) && !x.is_contiguous() ? Layout::ChannelsLast
                                                                               : Layout::ChannelsFirst;
-  Tensor y(x.dtype, dy.shape, layout), am(DType::i32, dy.shape, layout);
+  Tensor y(x.dtype, dy.shape, layout), am(local_argmax_dtype(g), dy.shape, layout);
   if (!cpu::max_pool_forward(g, x, y.view(), am.view())) return false;
   return run_backward(true, g, AvgOptions{}, dy, am.view(), dx);
 }
