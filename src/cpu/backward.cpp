@@ -204,7 +204,6 @@ LastPlan::LastPlan(const Backward& b) : ct(b.g3.axes[0]), ch(b.g3.axes[1]), cw(b
 }
 
 void gather_row(const Backward& b, const LastPlan& p, const QRows& q, int64_t n, int64_t t, int64_t h) {
-  const bool f32 = b.esize == 4;
   const Covers &ct = p.ct, &ch = p.ch, &cw = p.cw;
   // The covering output rows (ot, oh) first, then per pixel w their outputs ow, so that the terms of a pixel
   // come in increasing output order.
@@ -245,8 +244,12 @@ void gather_row(const Backward& b, const LastPlan& p, const QRows& q, int64_t n,
   j.code = code.data();
   j.form = b.form;
   j.dx = b.dx.at<char>(b.dx.offset(n, 0, t, h, 0));
-  if (b.is_max) f32 ? gather_max_backward_f32(j) : gather_max_backward_f64(j);
-  else f32 ? gather_avg_backward_f32(j) : gather_avg_backward_f64(j);
+  switch (b.dtype) {
+    case DType::f32: return b.is_max ? gather_max_backward_f32(j) : gather_avg_backward_f32(j);
+    case DType::f64: return b.is_max ? gather_max_backward_f64(j) : gather_avg_backward_f64(j);
+    case DType::bf16: return b.is_max ? gather_max_backward_bf16(j) : gather_avg_backward_bf16(j);
+    default: return b.is_max ? gather_max_backward_f16(j) : gather_avg_backward_f16(j);
+  }
 }
 
 bool gather_last(const Backward& b, const LastPlan& p, const View5& q) {
@@ -267,6 +270,7 @@ bool average_last(const Backward& b, const LastPlan& p) {
   const Covers &ct = p.ct, &ch = p.ch;
   const int64_t T = b.tab.t.axis.in, H = b.tab.h.axis.in, OW = b.tab.w.axis.out, C = b.C;
   const int64_t rows = 16, chunks = (H + rows - 1) / rows;
+  const int qsize = b.esize == 8 ? 8 : 4;  // the divided copy: float64, or float32 (16-bit types too)
   // the output rows a range of input positions reads: [first, last], or none
   auto reads = [](const Covers& c, int64_t lo, int64_t hi) {
     int64_t first = INT64_MAX, last = -1;
@@ -280,8 +284,9 @@ bool average_last(const Backward& b, const LastPlan& p) {
     QRows q{b.dy, n, std::max<int64_t>(ot0, 0), std::max<int64_t>(oh0, 0)};
     const int64_t nt = ot1 < 0 ? 0 : ot1 - q.ot + 1, nh = oh1 < 0 ? 0 : oh1 - q.oh + 1;
     thread_local std::vector<uint64_t> buf;  // 8-byte words: aligned for float and double
-    buf.resize(size_t((nt * nh * OW * C * b.esize + 7) / 8));
+    buf.resize(size_t((nt * nh * OW * C * qsize + 7) / 8));
     q.v.data = reinterpret_cast<char*>(buf.data());
+    q.v.esize = qsize;
     q.v.s[4] = C, q.v.s[3] = OW * C, q.v.s[2] = nh * OW * C, q.v.s[1] = 1, q.v.s[0] = 0;
     thread_local std::vector<double> d64;
     thread_local std::vector<float> d32;
@@ -297,8 +302,13 @@ bool average_last(const Backward& b, const LastPlan& p) {
           const char* from = b.dy.at<char>(b.dy.offset(n, 0, ot, oh, ow));
           char* to = q.v.at<char>(q.v.offset(0, 0, ot - q.ot, oh - q.oh, ow));
           const int64_t count = packed ? OW * C : C;
-          if (b.esize == 4) divide_f32(from, d32.data() + ow, reinterpret_cast<float*>(to), count, C);
-          else divide_f64(from, d64.data() + ow, reinterpret_cast<double*>(to), count, C);
+          float* to32 = reinterpret_cast<float*>(to);
+          switch (b.dtype) {
+            case DType::f32: divide_f32(from, d32.data() + ow, to32, count, C); break;
+            case DType::bf16: divide_bf16(from, d32.data() + ow, to32, count, C); break;
+            case DType::f16: divide_f16(from, d32.data() + ow, to32, count, C); break;
+            default: divide_f64(from, d64.data() + ow, reinterpret_cast<double*>(to), count, C);
+          }
         }
       }
     for (int64_t h = h0; h < h1; ++h) gather_row(b, p, q, n, t, h);
@@ -324,11 +334,11 @@ bool run_backward(bool is_max, const Geometry& g, const AvgOptions& opt, const T
   if (dx.device != Device::CPU || dx.numel() == 0 || dy.numel() == 0) return false;
   if (is_max && !am.data) return false;  // without a saved argmax: see max_pool_backward below
   Geometry g3 = as3d(g);
-  // 16 bits: through float32 copies, but for channels-first windows that do not tile (the row accumulation
-  // widens and narrows rows itself)
-  if ((dx.dtype == DType::bf16 || dx.dtype == DType::f16) && (!dx.is_contiguous() || tiles(g3)) &&
-      half_backward(is_max, g, opt, dy, am, dx))
-    return true;
+  // 16 bits: through float32 copies, but for windows that do not tile in either layout (the row accumulation
+  // and the channels-last gather read and write 16-bit rows themselves)
+  const bool half = dx.dtype == DType::bf16 || dx.dtype == DType::f16;
+  const bool own16 = !tiles(g3) && (dx.is_contiguous() || (dx.is_contiguous(Layout::ChannelsLast) && dx.shape[1] > 1));
+  if (half && !own16 && half_backward(is_max, g, opt, dy, am, dx)) return true;
   if (is_max && am.dtype == DType::i64 && g.window_cells() <= (int64_t(1) << 20) &&
       (am.is_contiguous() || am.is_contiguous(Layout::ChannelsLast))) {
     // the compact form first (checked on the way): every path below is fastest on it
@@ -341,7 +351,8 @@ bool run_backward(bool is_max, const Geometry& g, const AvgOptions& opt, const T
   const Tables tab(g3);
   Backward b{is_max, g3, tab, View5(dy), View5(dx), View5(am), index_form(am), dx.shape[0], dx.shape[1],
              opt, dtype_size(dx.dtype), dx.numel() + dy.numel(), dx.dtype};
-  const bool simd = (dx.dtype == DType::f32 || dx.dtype == DType::f64) && (!is_max || b.am.same_strides(b.dy));
+  const bool gathers = !is_max || b.am.same_strides(b.dy);
+  const bool simd = (dx.dtype == DType::f32 || dx.dtype == DType::f64) && gathers;
   const bool last = b.dx.s[1] == 1 && b.dy.s[1] == 1;
   // (tap rows per window bounded: tiled_rows keeps a table of them)
   if (simd && tiles(g3) && g3.axes[0].kernel * g3.axes[1].kernel <= 4096) {
@@ -352,7 +363,7 @@ bool run_backward(bool is_max, const Geometry& g, const AvgOptions& opt, const T
       return parallel_for(b.N, b.work, [&](int64_t n) { return tiled_image(b, n, 0, b.C); });
     }
   }
-  if (simd && last && b.C > 1) return channels_last(b);
+  if ((simd || (half && gathers)) && last && b.C > 1) return channels_last(b);
   if (simd && blocked_backward(b)) return true;
   return rows_backward(b);
 }

@@ -390,8 +390,11 @@ void tiled_backward(const TiledBackwardJob& j) {
   }
 }
 
-template <class T, bool kMax>
+// dy in SIn, dx in SOut (the same, or float32 dy already divided for a 16-bit average), summed in SOut's
+// compute type
+template <class SIn, class SOut, bool kMax>
 void gather_backward(const GatherJob& j) {
+  using T = compute_t<SOut>;
   const hn::ScalableTag<T> d;
   using TI = hwy::MakeSigned<T>;
   const hn::RebindToSigned<decltype(d)> di;
@@ -399,28 +402,28 @@ void gather_backward(const GatherJob& j) {
   const bool vector = !kMax || (sizeof(T) == 4 ? j.form != IndexForm::I64
                                                : (j.form == IndexForm::I64 || j.form == IndexForm::I32));
   for (int64_t p = 0; p < j.pixels; ++p) {
-    T* dx = static_cast<T*>(j.dx) + p * j.dx_step;
+    SOut* dx = static_cast<SOut*>(j.dx) + p * j.dx_step;
     const int t0 = j.term_begin[p], t1 = j.term_begin[p + 1];
     int64_t c = 0;
     if (vector) {
       for (; c + N <= j.channels; c += N) {
         auto sum = hn::Zero(d);
         for (int t = t0; t < t1; ++t) {
-          auto g = hn::LoadU(d, static_cast<const T*>(j.dy[t]) + c);
+          auto g = load_lanes<kUnit>(d, static_cast<const SIn*>(j.dy[t]), c);
           if constexpr (kMax) {
             auto match = hn::RebindMask(d, (load_argmax(di, j.form, j.argmax[t], c) == hn::Set(di, TI(j.code[t]))));
             g = hn::IfThenElseZero(match, g);
           }
           sum = hn::Add(sum, g);
         }
-        hn::StoreU(sum, d, dx + c);
+        store_values(d, sum, dx + c);
       }
     }
     for (; c < j.channels; ++c) {
       T sum = 0;
       for (int t = t0; t < t1; ++t)
-        if (!kMax || load_index(j.form, j.argmax[t], c) == j.code[t]) sum += static_cast<const T*>(j.dy[t])[c];
-      dx[c] = sum;
+        if (!kMax || load_index(j.form, j.argmax[t], c) == j.code[t]) sum += T(static_cast<const SIn*>(j.dy[t])[c]);
+      dx[c] = SOut(sum);
     }
   }
 }
@@ -622,10 +625,14 @@ void TiledMaxBackwardF32(const TiledBackwardJob& j) { tiled_backward<float, true
 void TiledMaxBackwardF64(const TiledBackwardJob& j) { tiled_backward<double, true>(j); }
 void TiledAvgBackwardF32(const TiledBackwardJob& j) { tiled_backward<float, false>(j); }
 void TiledAvgBackwardF64(const TiledBackwardJob& j) { tiled_backward<double, false>(j); }
-void GatherMaxBackwardF32(const GatherJob& j) { gather_backward<float, true>(j); }
-void GatherMaxBackwardF64(const GatherJob& j) { gather_backward<double, true>(j); }
-void GatherAvgBackwardF32(const GatherJob& j) { gather_backward<float, false>(j); }
-void GatherAvgBackwardF64(const GatherJob& j) { gather_backward<double, false>(j); }
+void GatherMaxBackwardF32(const GatherJob& j) { gather_backward<float, float, true>(j); }
+void GatherMaxBackwardF64(const GatherJob& j) { gather_backward<double, double, true>(j); }
+void GatherMaxBackwardBF16(const GatherJob& j) { gather_backward<bfloat16, bfloat16, true>(j); }
+void GatherMaxBackwardF16(const GatherJob& j) { gather_backward<float16, float16, true>(j); }
+void GatherAvgBackwardF32(const GatherJob& j) { gather_backward<float, float, false>(j); }
+void GatherAvgBackwardF64(const GatherJob& j) { gather_backward<double, double, false>(j); }
+void GatherAvgBackwardBF16(const GatherJob& j) { gather_backward<float, bfloat16, false>(j); }
+void GatherAvgBackwardF16(const GatherJob& j) { gather_backward<float, float16, false>(j); }
 template <class T>
 void accumulate_row(const RowJob& j) {
   j.nterms > 0 && j.terms[0].code ? accumulate_row<T, true>(j) : accumulate_row<T, false>(j);
@@ -662,6 +669,10 @@ POOLKIT_DISPATCH(GatherMaxBackwardF32, gather_max_backward_f32, GatherJob)
 POOLKIT_DISPATCH(GatherMaxBackwardF64, gather_max_backward_f64, GatherJob)
 POOLKIT_DISPATCH(GatherAvgBackwardF32, gather_avg_backward_f32, GatherJob)
 POOLKIT_DISPATCH(GatherAvgBackwardF64, gather_avg_backward_f64, GatherJob)
+POOLKIT_DISPATCH(GatherMaxBackwardBF16, gather_max_backward_bf16, GatherJob)
+POOLKIT_DISPATCH(GatherMaxBackwardF16, gather_max_backward_f16, GatherJob)
+POOLKIT_DISPATCH(GatherAvgBackwardBF16, gather_avg_backward_bf16, GatherJob)
+POOLKIT_DISPATCH(GatherAvgBackwardF16, gather_avg_backward_f16, GatherJob)
 POOLKIT_DISPATCH(AccumulateRowF32, accumulate_row_f32, RowJob)
 POOLKIT_DISPATCH(AccumulateRowF64, accumulate_row_f64, RowJob)
 #undef POOLKIT_DISPATCH

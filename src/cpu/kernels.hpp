@@ -93,6 +93,12 @@ void gather_max_backward_f32(const GatherJob& job);
 void gather_max_backward_f64(const GatherJob& job);
 void gather_avg_backward_f32(const GatherJob& job);
 void gather_avg_backward_f64(const GatherJob& job);
+// bfloat16 / float16 dx, summed in float32 and rounded once: max from dy of the same type, average from dy
+// already divided, in float32
+void gather_max_backward_bf16(const GatherJob& job);
+void gather_max_backward_f16(const GatherJob& job);
+void gather_avg_backward_bf16(const GatherJob& job);
+void gather_avg_backward_f16(const GatherJob& job);
 
 // One dx row of the channels-first row accumulation (backward_rows.cpp). The row is made of `phases` phase rows
 // of `phase_len` cells (float32 with int32 codes, or float64 with int64 codes); cell a of phase row p is the
