@@ -205,43 +205,32 @@ LastPlan::LastPlan(const Backward& b) : ct(b.g3.axes[0]), ch(b.g3.axes[1]), cw(b
 
 void gather_row(const Backward& b, const LastPlan& p, const QRows& q, int64_t n, int64_t t, int64_t h) {
   const Covers &ct = p.ct, &ch = p.ch, &cw = p.cw;
-  // The covering output rows (ot, oh) first, then per pixel w their outputs ow, so that the terms of a pixel
-  // come in increasing output order.
-  struct OutRow {
-    int64_t offset, code;  // offset of (n, 0, ot, oh, 0) in q; code of (jt, jh, 0)
-  };
-  thread_local std::vector<OutRow> rows;
-  thread_local std::vector<const void*> dyp, amp;
+  // The covering output rows (ot, oh); per pixel w the kernel takes their outputs ow row by row, so that the
+  // terms of a pixel come in increasing output order.
+  thread_local std::vector<const void*> dy, am;
   thread_local std::vector<int64_t> code;
-  thread_local std::vector<int> begin;
-  rows.clear();
+  dy.clear(), am.clear(), code.clear();
   for (int64_t x0 = ct.begin[t]; x0 < ct.begin[t + 1]; ++x0)
     for (int64_t x1 = ch.begin[h]; x1 < ch.begin[h + 1]; ++x1) {
       const int64_t ot = ct.o[x0], oh = ch.o[x1];
-      rows.push_back({q.v.offset(n - q.n, 0, ot - q.ot, oh - q.oh, 0), b.tab.local(ct.j[x0], ch.j[x1], 0)});
-    }
-  dyp.clear(), amp.clear(), code.clear(), begin.assign(1, 0);
-  const int64_t ys = q.v.s[4];
-  for (int64_t w = 0; w < b.tab.w.axis.in; ++w) {
-    for (const OutRow& r : rows)
-      for (int64_t x2 = cw.begin[w]; x2 < cw.begin[w + 1]; ++x2) {
-        const int64_t off = r.offset + cw.o[x2] * ys;
-        dyp.push_back(q.v.at<char>(off));
-        if (b.is_max) {  // (q is the whole of dy then, with the argmax's strides)
-          amp.push_back(b.am.at<char>(off));
-          code.push_back(b.form == IndexForm::I64 ? b.tab.flat(t, h, w) : r.code + cw.j[x2]);
-        }
+      dy.push_back(q.v.at<char>(q.v.offset(n - q.n, 0, ot - q.ot, oh - q.oh, 0)));
+      if (b.is_max) {
+        am.push_back(b.am.at<char>(b.am.offset(n, 0, ot, oh, 0)));
+        code.push_back(b.tab.local(ct.j[x0], ch.j[x1], 0));
       }
-    begin.push_back(int(dyp.size()));
-  }
+    }
   GatherJob j;
   j.channels = b.C;
   j.pixels = b.tab.w.axis.in;
   j.dx_step = b.dx.s[4];
-  j.term_begin = begin.data();
-  j.dy = dyp.data();
-  j.argmax = amp.data();
-  j.code = code.data();
+  j.nrows = int(dy.size());
+  j.row_dy = dy.data();
+  j.row_am = am.data();
+  j.flat_codes = b.form == IndexForm::I64;
+  if (j.flat_codes) code.assign(1, b.tab.flat(t, h, 0));
+  j.row_code = code.data();
+  j.cover_begin = cw.begin.data(), j.cover_o = cw.o.data(), j.cover_j = cw.j.data();
+  j.out_step = q.v.s[4];  // (the argmax has dy's strides, and q is dy for max)
   j.form = b.form;
   j.dx = b.dx.at<char>(b.dx.offset(n, 0, t, h, 0));
   switch (b.dtype) {

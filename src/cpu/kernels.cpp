@@ -78,9 +78,22 @@ template <int M> constexpr int kLoadAs = M == kGroup ? kUnit : M;
 template <class S> constexpr bool kHalf = sizeof(S) == 2;
 template <class S> constexpr bool kBF16 = std::is_same_v<S, bfloat16>;
 
+// float16 converted by the F16C instructions where the target has them. Widening is exact for every value but
+// NaN, whose quiet bit it may set, which the rounding on store sets anyway (dtype.hpp keeps NaN quiet);
+// narrowing rounds to nearest even and keeps a NaN's top payload bits with the quiet bit set, as dtype.hpp.
+#undef POOLKIT_F16C  // this file is compiled once per target
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
+#define POOLKIT_F16C 1
+#else
+#define POOLKIT_F16C 0
+#endif
+
 template <class D, class S>
 HWY_INLINE void store_values(D d, hn::Vec<D> v, S* p) {
-  if constexpr (kHalf<S>) {
+  if constexpr (!kBF16<S> && kHalf<S> && POOLKIT_F16C) {
+    const hn::Rebind<hwy::float16_t, D> dh;
+    hn::StoreU(hn::DemoteTo(dh, v), dh, reinterpret_cast<hwy::float16_t*>(p));
+  } else if constexpr (kHalf<S>) {
     const hn::Rebind<uint16_t, D> d16;
     hn::StoreU(hn::DemoteTo(d16, narrow_lanes(d, v, kBF16<S>)), d16, reinterpret_cast<uint16_t*>(p));
   } else {
@@ -88,14 +101,6 @@ HWY_INLINE void store_values(D d, hn::Vec<D> v, S* p) {
   }
 }
 
-// float16 widened by the F16C instruction where the target has it: exact for every value but NaN, whose quiet
-// bit it may set, which the rounding on store sets anyway (dtype.hpp keeps NaN quiet), so results match.
-#undef POOLKIT_F16C  // this file is compiled once per target
-#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
-#define POOLKIT_F16C 1
-#else
-#define POOLKIT_F16C 0
-#endif
 
 // 16-bit patterns of S (in u16 lanes) widened to float.
 template <class D, class S, class V16>
@@ -392,39 +397,65 @@ void tiled_backward(const TiledBackwardJob& j) {
 
 // dy in SIn, dx in SOut (the same, or float32 dy already divided for a 16-bit average), summed in SOut's
 // compute type
-template <class SIn, class SOut, bool kMax>
+template <class SIn, class SOut, bool kMax, IndexForm kForm>
 void gather_backward(const GatherJob& j) {
   using T = compute_t<SOut>;
   const hn::ScalableTag<T> d;
   using TI = hwy::MakeSigned<T>;
   const hn::RebindToSigned<decltype(d)> di;
   const int64_t N = int64_t(hn::Lanes(d));
-  const bool vector = !kMax || (sizeof(T) == 4 ? j.form != IndexForm::I64
-                                               : (j.form == IndexForm::I64 || j.form == IndexForm::I32));
+  const bool vector = !kMax || (sizeof(T) == 4 ? kForm != IndexForm::I64
+                                               : (kForm == IndexForm::I64 || kForm == IndexForm::I32));
+  constexpr int64_t ab = form_bytes(kForm);
+  auto dy = [&](int r, int64_t x) { return static_cast<const SIn*>(j.row_dy[r]) + j.cover_o[x] * j.out_step; };
+  auto am = [&](int r, int64_t x) {
+    return static_cast<const char*>(j.row_am[r]) + j.cover_o[x] * j.out_step * ab;
+  };
   for (int64_t p = 0; p < j.pixels; ++p) {
     SOut* dx = static_cast<SOut*>(j.dx) + p * j.dx_step;
-    const int t0 = j.term_begin[p], t1 = j.term_begin[p + 1];
+    const int64_t x0 = j.cover_begin[p], x1 = j.cover_begin[p + 1];
+    auto code = [&](int r, int64_t x) { return j.flat_codes ? j.row_code[0] + p : j.row_code[r] + j.cover_j[x]; };
+    // U vectors of channels from c on, each term's pointers found once for all of them
+    auto vectors = [&](auto u, int64_t c) {
+      constexpr int U = decltype(u)::value;
+      hn::Vec<decltype(d)> sum[U];
+      for (int v = 0; v < U; ++v) sum[v] = hn::Zero(d);
+      for (int r = 0; r < j.nrows; ++r)
+        for (int64_t x = x0; x < x1; ++x) {
+          const SIn* g = dy(r, x) + c;
+          [[maybe_unused]] const char* a = kMax ? am(r, x) + c * ab : nullptr;
+          [[maybe_unused]] const auto want = hn::Set(di, TI(kMax ? code(r, x) : 0));
+          for (int v = 0; v < U; ++v) {
+            auto gv = load_lanes<kUnit>(d, g, v * N);
+            if constexpr (kMax) gv = hn::IfThenElseZero(hn::RebindMask(d, load_argmax(di, kForm, a, v * N) == want), gv);
+            sum[v] = hn::Add(sum[v], gv);
+          }
+        }
+      for (int v = 0; v < U; ++v) store_values(d, sum[v], dx + c + v * N);
+    };
     int64_t c = 0;
     if (vector) {
-      for (; c + N <= j.channels; c += N) {
-        auto sum = hn::Zero(d);
-        for (int t = t0; t < t1; ++t) {
-          auto g = load_lanes<kUnit>(d, static_cast<const SIn*>(j.dy[t]), c);
-          if constexpr (kMax) {
-            auto match = hn::RebindMask(d, (load_argmax(di, j.form, j.argmax[t], c) == hn::Set(di, TI(j.code[t]))));
-            g = hn::IfThenElseZero(match, g);
-          }
-          sum = hn::Add(sum, g);
-        }
-        store_values(d, sum, dx + c);
-      }
+      for (; c + 4 * N <= j.channels; c += 4 * N) vectors(std::integral_constant<int, 4>(), c);
+      for (; c + N <= j.channels; c += N) vectors(std::integral_constant<int, 1>(), c);
     }
     for (; c < j.channels; ++c) {
       T sum = 0;
-      for (int t = t0; t < t1; ++t)
-        if (!kMax || load_index(j.form, j.argmax[t], c) == j.code[t]) sum += T(static_cast<const SIn*>(j.dy[t])[c]);
+      for (int r = 0; r < j.nrows; ++r)
+        for (int64_t x = x0; x < x1; ++x)
+          if (!kMax || load_index(kForm, am(r, x), c) == code(r, x)) sum += T(dy(r, x)[c]);
       dx[c] = SOut(sum);
     }
+  }
+}
+
+template <class SIn, class SOut, bool kMax>
+void gather_backward(const GatherJob& j) {
+  switch (kMax ? j.form : IndexForm::None) {  // the argmax form fixed at compile time: no switch per term
+    case IndexForm::U8: return gather_backward<SIn, SOut, kMax, IndexForm::U8>(j);
+    case IndexForm::I16: return gather_backward<SIn, SOut, kMax, IndexForm::I16>(j);
+    case IndexForm::I32: return gather_backward<SIn, SOut, kMax, IndexForm::I32>(j);
+    case IndexForm::I64: return gather_backward<SIn, SOut, kMax, IndexForm::I64>(j);
+    default: return gather_backward<SIn, SOut, kMax, IndexForm::None>(j);
   }
 }
 

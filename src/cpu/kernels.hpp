@@ -77,15 +77,20 @@ void tiled_avg_backward_f32(const TiledBackwardJob& job);
 void tiled_avg_backward_f64(const TiledBackwardJob& job);
 
 // Channels-last gather over C for a row of `pixels` input pixels, pixel p at dx + p * dx_step: dx[c] = 0 + sum
-// over its terms t in [term_begin[p], term_begin[p + 1]) of (match ? dy_t[c] : 0), in term order. Max: a term
-// matches where argmax_t[c] == code_t (argmax in `form`, never None). Average: every term matches (dy already
-// divided by the divisor).
+// over its terms of (match ? dy_t[c] : 0), in term order. The terms of pixel p: for each output row r (in
+// order), each output x in [cover_begin[p], cover_begin[p + 1]) (in order), at dy row_dy[r] + cover_o[x] *
+// out_step elements, with the argmax at row_am[r] + cover_o[x] * out_step elements of the argmax. Max: a term
+// matches where argmax[c] == its code, row_code[r] + cover_j[x] (or, with flat_codes, row_code[0] + p for
+// every term of pixel p); argmax in `form`, never None. Average: every term matches (dy already divided).
 struct GatherJob {
   int64_t channels = 0, pixels = 0, dx_step = 0;
-  const int* term_begin = nullptr;
-  const void* const* dy = nullptr;
-  const void* const* argmax = nullptr;
-  const int64_t* code = nullptr;
+  int nrows = 0;
+  const void* const* row_dy = nullptr;
+  const void* const* row_am = nullptr;
+  const int64_t* row_code = nullptr;
+  const int64_t *cover_begin = nullptr, *cover_o = nullptr, *cover_j = nullptr;
+  int64_t out_step = 0;
+  bool flat_codes = false;
   IndexForm form = IndexForm::None;
   void* dx = nullptr;
 };
