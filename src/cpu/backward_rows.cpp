@@ -125,6 +125,7 @@ struct Scratch {
   std::vector<A> q, acc, row;  // row: a dx row before its narrowing to 16 bits
   std::vector<code_t<A>> code;
   std::vector<RowTerm> terms;
+  std::vector<int> row_terms;  // per dx row of a plane's t, into terms
 };
 
 // Huge planes must not leave their copies allocated on every thread for good.
@@ -137,7 +138,7 @@ template <class T>
 bool plane(const RowsPlan& p, Scratch<acc_t<T>>& scratch, int64_t n, int64_t c) {
   using A = acc_t<T>;
   using I = code_t<A>;
-  auto& [q, acc, row, code, terms] = scratch;
+  auto& [q, acc, row, code, terms, row_terms] = scratch;
   const Backward& b = p.b;
   const AxisTable &At = b.tab.t, &Bt = b.tab.h, &Wt = b.tab.w;
   const int64_t OT = At.axis.out, OH = Bt.axis.out, OW = Wt.axis.out, WI = Wt.axis.in;
@@ -182,36 +183,50 @@ bool plane(const RowsPlan& p, Scratch<acc_t<T>>& scratch, int64_t n, int64_t c) 
   // the kernel writes dx itself, or (16-bit) a float row narrowed into dx
   const bool direct = xs == 1;
   if (!std::is_same_v<T, A>) row.resize(size_t(WI));
-  for (int64_t t = 0; t < At.axis.in; ++t)
-    for (int64_t h = 0; h < Bt.axis.in; ++h) {
-      terms.clear();
+  RowJob j;
+  j.acc = acc.data();
+  j.terms = terms.data();
+  j.taps = p.wtaps.data();
+  j.ntaps = int(p.wtaps.size());
+  j.phases = p.phases;
+  j.phase_len = p.phase_len;
+  j.width = WI;
+  const int64_t H = Bt.axis.in;
+  for (int64_t t = 0; t < At.axis.in; ++t) {
+    // the terms of every dx row (t, h): its covering output rows, in increasing order
+    terms.clear(), row_terms.assign(1, 0);
+    for (int64_t h = 0; h < H; ++h) {
       for (int64_t x0 = p.ct.begin[t]; x0 < p.ct.begin[t + 1]; ++x0)
         for (int64_t x1 = p.ch.begin[h]; x1 < p.ch.begin[h + 1]; ++x1) {
           const int64_t row = (p.ct.o[x0] * OH + p.ch.o[x1]) * OW;
           terms.push_back({q.data() + row, b.is_max ? code.data() + row : nullptr,
                            b.tab.local(p.ct.j[x0], p.ch.j[x1], 0)});
         }
+      row_terms.push_back(int(terms.size()));
+    }
+    j.terms = terms.data();
+    if (!p.wtaps.empty() && direct && std::is_same_v<T, A>) {  // all rows in one call
+      j.rows = int(H), j.row_terms = row_terms.data(), j.dx_row_step = b.dx.s[3];
+      j.dx = b.dx.at<T>(b.dx.offset(n, c, t, 0, 0));
+      accumulate_row<A>(j);
+      continue;
+    }
+    for (int64_t h = 0; h < H; ++h) {
+      const RowTerm *first = terms.data() + row_terms[size_t(h)], *end = terms.data() + row_terms[size_t(h + 1)];
       T* dx = b.dx.at<T>(b.dx.offset(n, c, t, h, 0));
       if (p.wtaps.empty()) {
         std::fill(acc.begin(), acc.end(), A(0));
-        for (const RowTerm& term : terms) {
-          const A* qr = static_cast<const A*>(term.q);
-          const I* cr = static_cast<const I*>(term.code);
+        for (const RowTerm* term = first; term < end; ++term) {
+          const A* qr = static_cast<const A*>(term->q);
+          const I* cr = static_cast<const I*>(term->code);
           for (int64_t ow = 0; ow < OW; ++ow)
             for (int64_t jw = Wt.first[ow]; jw < Wt.last[ow]; ++jw)
-              if (!cr || cr[ow] == term.want_base + jw) acc[size_t(Wt.pos(ow, jw))] += qr[ow];
+              if (!cr || cr[ow] == term->want_base + jw) acc[size_t(Wt.pos(ow, jw))] += qr[ow];
         }
       } else {
-        RowJob j;
-        j.acc = acc.data();
-        j.terms = terms.data();
-        j.nterms = int(terms.size());
-        j.taps = p.wtaps.data();
-        j.ntaps = int(p.wtaps.size());
-        j.phases = p.phases;
-        j.phase_len = p.phase_len;
+        j.rows = 1, j.row_terms = nullptr;
+        j.terms = first, j.nterms = int(end - first);
         j.dx = !direct ? nullptr : std::is_same_v<T, A> ? static_cast<void*>(dx) : row.data();
-        j.width = WI;
         accumulate_row<A>(j);
         if constexpr (!std::is_same_v<T, A>)
           if (direct) narrow_from_f32(b.dtype, row.data(), dx, WI);
@@ -220,6 +235,7 @@ bool plane(const RowsPlan& p, Scratch<acc_t<T>>& scratch, int64_t n, int64_t c) 
       for (int64_t ph = 0; ph < p.phases; ++ph)
         for (int64_t w = ph, i = ph * p.phase_len; w < WI; w += p.phases, ++i) dx[w * xs] = T(acc[size_t(i)]);
     }
+  }
   return true;
 }
 

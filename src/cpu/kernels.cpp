@@ -467,23 +467,23 @@ struct PhaseSums {
   using TI = hwy::MakeSigned<T>;
   using D = hn::ScalableTag<T>;
   static constexpr int U = 4;
-  const RowJob& j;
+  const RowTerm* terms = nullptr;  // the row's
+  int nterms = 0;
   const RowTap *t0, *t1;
   int64_t v0 = 0, v1;
 
-  PhaseSums(const RowJob& job, const RowTap* first, const RowTap* end, int64_t len)
-      : j(job), t0(first), t1(end), v1(len) {
+  PhaseSums(const RowTap* first, const RowTap* end, int64_t len) : t0(first), t1(end), v1(len) {
     for (const RowTap* k = t0; k < t1; ++k) v0 = std::max(v0, k->lo + k->shift), v1 = std::min(v1, k->hi + k->shift);
     if (t0 == t1 || v1 - v0 < int64_t(hn::Lanes(D()))) v0 = v1 = len;
   }
   T cell(int64_t a) const {
     T v = 0;
-    for (int t = 0; t < j.nterms; ++t) {
-      const T* q = static_cast<const T*>(j.terms[t].q);
-      const TI* code = static_cast<const TI*>(j.terms[t].code);
+    for (int t = 0; t < nterms; ++t) {
+      const T* q = static_cast<const T*>(terms[t].q);
+      const TI* code = static_cast<const TI*>(terms[t].code);
       for (const RowTap* k = t0; k < t1; ++k) {
         const int64_t i = a - k->shift;
-        if (i >= k->lo && i < k->hi && (!kCode || code[i] == TI(j.terms[t].want_base + k->jw))) v += q[i];
+        if (i >= k->lo && i < k->hi && (!kCode || code[i] == TI(terms[t].want_base + k->jw))) v += q[i];
       }
     }
     return v;
@@ -493,11 +493,11 @@ struct PhaseSums {
     const D d;
     const hn::RebindToSigned<D> di;
     for (int v = 0; v < U; ++v) sum[v] = hn::Zero(d);
-    for (int t = 0; t < j.nterms; ++t) {
-      const T* q = static_cast<const T*>(j.terms[t].q) + a;
-      const TI* code = static_cast<const TI*>(j.terms[t].code) + a;
+    for (int t = 0; t < nterms; ++t) {
+      const T* q = static_cast<const T*>(terms[t].q) + a;
+      const TI* code = static_cast<const TI*>(terms[t].code) + a;
       for (const RowTap* k = t0; k < t1; ++k) {
-        [[maybe_unused]] const auto want = hn::Set(di, TI(j.terms[t].want_base + k->jw));
+        [[maybe_unused]] const auto want = hn::Set(di, TI(terms[t].want_base + k->jw));
         for (int v = 0; v < U; ++v) {
           auto g = hn::LoadU(d, q - k->shift + at[v]);
           if constexpr (kCode) g = hn::IfThenElseZero(hn::RebindMask(d, hn::LoadU(di, code - k->shift + at[v]) == want), g);
@@ -567,20 +567,24 @@ bool two_phases(const PhaseSums<T, kCode>& p0, const PhaseSums<T, kCode>& p1, T*
 template <class T, bool kCode>
 void accumulate_row(const RowJob& j) {
   T* acc = static_cast<T*>(j.acc);
-  T* dx = static_cast<T*>(j.dx);
   const int64_t L = j.phase_len, S = j.phases;
   thread_local std::vector<PhaseSums<T, kCode>> phase;
   phase.clear();
   for (const RowTap* k = j.taps; int64_t(phase.size()) < S;) {
     const RowTap* k0 = k;
     while (k < j.taps + j.ntaps && k->phase == int64_t(phase.size())) ++k;
-    phase.emplace_back(j, k0, k, L);
+    phase.emplace_back(k0, k, L);
   }
-  if (dx && S == 2 && two_phases(phase[0], phase[1], dx, j.width, L)) return;
-  for (int64_t ph = 0; ph < S; ++ph) phase_row(phase[size_t(ph)], dx && S == 1 ? dx : acc + ph * L, L);
-  if (!dx || S == 1) return;
-  for (int64_t ph = 0; ph < S; ++ph)
-    for (int64_t i = 0, x = ph; x < j.width; ++i, x += S) dx[x] = acc[ph * L + i];
+  for (int r = 0; r < j.rows; ++r) {
+    const int first = j.row_terms ? j.row_terms[r] : 0;
+    for (auto& p : phase) p.terms = j.terms + first, p.nterms = j.row_terms ? j.row_terms[r + 1] - first : j.nterms;
+    T* dx = j.dx ? static_cast<T*>(j.dx) + r * j.dx_row_step : nullptr;
+    if (dx && S == 2 && two_phases(phase[0], phase[1], dx, j.width, L)) continue;
+    for (int64_t ph = 0; ph < S; ++ph) phase_row(phase[size_t(ph)], dx && S == 1 ? dx : acc + ph * L, L);
+    if (!dx || S == 1) continue;
+    for (int64_t ph = 0; ph < S; ++ph)
+      for (int64_t i = 0, x = ph; x < j.width; ++i, x += S) dx[x] = acc[ph * L + i];
+  }
 }
 
 template <class S>
@@ -666,7 +670,8 @@ void GatherAvgBackwardBF16(const GatherJob& j) { gather_backward<float, bfloat16
 void GatherAvgBackwardF16(const GatherJob& j) { gather_backward<float, float16, false>(j); }
 template <class T>
 void accumulate_row(const RowJob& j) {
-  j.nterms > 0 && j.terms[0].code ? accumulate_row<T, true>(j) : accumulate_row<T, false>(j);
+  const int nterms = j.row_terms ? j.row_terms[j.rows] : j.nterms;
+  nterms > 0 && j.terms[0].code ? accumulate_row<T, true>(j) : accumulate_row<T, false>(j);
 }
 bool LocalCodes(const LocalCodeJob& j) { return local_codes(j); }
 void AccumulateRowF32(const RowJob& j) { accumulate_row<float>(j); }

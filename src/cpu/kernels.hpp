@@ -111,7 +111,8 @@ void gather_avg_backward_f16(const GatherJob& job);
 // in [lo, hi), of (code == nullptr || code[i] == want_base + jw ? q[i] : 0). Adding +0 leaves a sum that
 // started at +0 as it was, so the terms that count arrive in the order given. Taps come grouped by phase. The
 // phase rows go to acc; when dx is given (contiguous, the accumulation type) the row is written there instead:
-// dx[w] = cell w / phases of phase row w % phases, for w < width (acc then only serves phases > 1).
+// dx[w] = cell w / phases of phase row w % phases, for w < width (acc then only serves phases > 1). With
+// row_terms, `rows` dx rows (dx_row_step apart) in one call, row r from terms [row_terms[r], row_terms[r + 1]).
 struct RowTerm {
   const void* q = nullptr;
   const void* code = nullptr;
@@ -129,6 +130,9 @@ struct RowJob {
   int64_t phases = 1, phase_len = 0;
   void* dx = nullptr;
   int64_t width = 0;
+  int rows = 1;
+  const int* row_terms = nullptr;
+  int64_t dx_row_step = 0;
 };
 void accumulate_row_f32(const RowJob& job);
 void accumulate_row_f64(const RowJob& job);
