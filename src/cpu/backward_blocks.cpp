@@ -9,18 +9,6 @@
 #include "plane_blocks.hpp"
 
 namespace poolkit::cpu {
-namespace {
-
-template <class T>
-void divide_cells(char* block, const std::vector<int64_t>& divisor, int64_t lanes) {
-  T* q = reinterpret_cast<T*>(block);
-  for (size_t i = 0; i < divisor.size(); ++i) {
-    const T d = T(divisor[i]);
-    for (int64_t c = 0; c < lanes; ++c) q[int64_t(i) * lanes + c] = q[int64_t(i) * lanes + c] / d;
-  }
-}
-
-}  // namespace
 
 bool blocked_backward(const Backward& b) {
   const AxisTable &A = b.tab.t, &B = b.tab.h, &W = b.tab.w;
@@ -38,11 +26,15 @@ bool blocked_backward(const Backward& b) {
   bb.dx = block_view(b.dx, lanes, T, H, Wi);
   const PlaneCells ycell = plane_cells(b.dy, OT, OH, OW), xcell = plane_cells(b.dx, T, H, Wi);
   const PlaneCells acell = b.is_max ? plane_cells(b.am, OT, OH, OW) : PlaneCells{};
-  std::vector<int64_t> divisor;  // average: per output cell
+  std::vector<float> div32;  // average: per output cell
+  std::vector<double> div64;
   if (!b.is_max)
     for (int64_t ot = 0; ot < OT; ++ot)
       for (int64_t oh = 0; oh < OH; ++oh)
-        for (int64_t ow = 0; ow < OW; ++ow) divisor.push_back(p.window_divisor(ot, oh, ow));
+        for (int64_t ow = 0; ow < OW; ++ow) {
+          const int64_t d = p.window_divisor(ot, oh, ow);
+          div32.push_back(float(d)), div64.push_back(double(d));
+        }
   return parallel_for((planes + lanes - 1) / lanes, b.work, [&](int64_t i) {
     thread_local std::vector<uint64_t> by, bx, ba;  // 8-byte words: aligned for any element type
     by.resize(size_t(out_cells * lanes)), bx.resize(size_t(in_cells * lanes)), ba.resize(size_t(out_cells * lanes));
@@ -59,10 +51,10 @@ bool blocked_backward(const Backward& b) {
         for (int64_t oh = 0; oh < OH; ++oh)
           for (int64_t ow = 0; ow < OW; ++ow)
             if (!pixel_argmax_valid(bt, 0, ot, oh, ow)) return false;
-    } else if (b.esize == 4) {
-      divide_cells<float>(bt.dy.data, divisor, lanes);
+    } else if (b.esize == 4) {  // in place, a divisor per cell of `lanes` values
+      divide_f32(bt.dy.data, div32.data(), reinterpret_cast<float*>(bt.dy.data), out_cells * lanes, lanes);
     } else {
-      divide_cells<double>(bt.dy.data, divisor, lanes);
+      divide_f64(bt.dy.data, div64.data(), reinterpret_cast<double*>(bt.dy.data), out_cells * lanes, lanes);
     }
     if (!gather_last(bt, p, bt.dy)) return false;
     block_to_planes(b.esize, bt.dx.data, lanes, xcell, b.dx.at<char>(p0 * xstep), xstep, n);

@@ -122,7 +122,7 @@ bool codes(const Backward& b, int64_t n, int64_t c, int64_t ot, int64_t oh, I* c
 // Per-thread buffers, looked up once per task (thread-local lookups cost more than a small plane's work).
 template <class A>
 struct Scratch {
-  std::vector<A> q, acc, row;  // row: a dx row before its narrowing to 16 bits
+  std::vector<A> q, acc, row;  // row: dx rows before their narrowing to 16 bits
   std::vector<code_t<A>> code;
   std::vector<RowTerm> terms;
   std::vector<int> row_terms;  // per dx row of a plane's t, into terms
@@ -182,7 +182,7 @@ bool plane(const RowsPlan& p, Scratch<acc_t<T>>& scratch, int64_t n, int64_t c) 
   const int64_t xs = b.dx.s[4];
   // the kernel writes dx itself, or (16-bit) a float row narrowed into dx
   const bool direct = xs == 1;
-  if (!std::is_same_v<T, A>) row.resize(size_t(WI));
+  if (!std::is_same_v<T, A>) row.resize(size_t(Bt.axis.in * WI));
   RowJob j;
   j.acc = acc.data();
   j.terms = terms.data();
@@ -205,10 +205,16 @@ bool plane(const RowsPlan& p, Scratch<acc_t<T>>& scratch, int64_t n, int64_t c) 
       row_terms.push_back(int(terms.size()));
     }
     j.terms = terms.data();
-    if (!p.wtaps.empty() && direct && std::is_same_v<T, A>) {  // all rows in one call
-      j.rows = int(H), j.row_terms = row_terms.data(), j.dx_row_step = b.dx.s[3];
-      j.dx = b.dx.at<T>(b.dx.offset(n, c, t, 0, 0));
+    if (!p.wtaps.empty() && direct) {  // all rows in one call (16 bits: into float rows, then narrowed)
+      T* dx = b.dx.at<T>(b.dx.offset(n, c, t, 0, 0));
+      j.rows = int(H), j.row_terms = row_terms.data();
+      j.dx = std::is_same_v<T, A> ? static_cast<void*>(dx) : row.data();
+      j.dx_row_step = std::is_same_v<T, A> ? b.dx.s[3] : WI;
       accumulate_row<A>(j);
+      if constexpr (!std::is_same_v<T, A>) {
+        if (b.dx.s[3] == WI) narrow_from_f32(b.dtype, row.data(), dx, H * WI);
+        else for (int64_t h = 0; h < H; ++h) narrow_from_f32(b.dtype, row.data() + h * WI, dx + h * b.dx.s[3], WI);
+      }
       continue;
     }
     for (int64_t h = 0; h < H; ++h) {
@@ -223,14 +229,11 @@ bool plane(const RowsPlan& p, Scratch<acc_t<T>>& scratch, int64_t n, int64_t c) 
             for (int64_t jw = Wt.first[ow]; jw < Wt.last[ow]; ++jw)
               if (!cr || cr[ow] == term->want_base + jw) acc[size_t(Wt.pos(ow, jw))] += qr[ow];
         }
-      } else {
+      } else {  // a strided dx row: the phase rows in acc
         j.rows = 1, j.row_terms = nullptr;
         j.terms = first, j.nterms = int(end - first);
-        j.dx = !direct ? nullptr : std::is_same_v<T, A> ? static_cast<void*>(dx) : row.data();
+        j.dx = nullptr;
         accumulate_row<A>(j);
-        if constexpr (!std::is_same_v<T, A>)
-          if (direct) narrow_from_f32(b.dtype, row.data(), dx, WI);
-        if (direct) continue;
       }
       for (int64_t ph = 0; ph < p.phases; ++ph)
         for (int64_t w = ph, i = ph * p.phase_len; w < WI; w += p.phases, ++i) dx[w * xs] = T(acc[size_t(i)]);
