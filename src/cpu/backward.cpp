@@ -203,6 +203,16 @@ LastPlan::LastPlan(const Backward& b) : ct(b.g3.axes[0]), ch(b.g3.axes[1]), cw(b
                                                     : b.g3.axes[i].divisor(o, b.opt.count_include_pad));
 }
 
+namespace {
+
+// What the channels-last gather reads (see gather_last). Output row (ot, oh) of image n lies at
+// v.offset(n - this->n, 0, ot - this->ot, oh - this->oh, 0): v may hold only some rows of one image.
+struct QRows {
+  View5 v;
+  int64_t n = 0, ot = 0, oh = 0;
+};
+
+// dx row (n, t, h) from q.
 void gather_row(const Backward& b, const LastPlan& p, const QRows& q, int64_t n, int64_t t, int64_t h) {
   const Covers &ct = p.ct, &ch = p.ch, &cw = p.cw;
   // The covering output rows (ot, oh); per pixel w the kernel takes their outputs ow row by row, so that the
@@ -240,6 +250,8 @@ void gather_row(const Backward& b, const LastPlan& p, const QRows& q, int64_t n,
     default: return b.is_max ? gather_max_backward_f16(j) : gather_avg_backward_f16(j);
   }
 }
+
+}  // namespace
 
 bool gather_last(const Backward& b, const LastPlan& p, const View5& q) {
   const int64_t T = b.tab.t.axis.in, H = b.tab.h.axis.in;

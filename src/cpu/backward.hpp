@@ -59,16 +59,8 @@ struct LastPlan {
 };
 // Is every saved argmax of output pixel (n, ot, oh, ow) inside its window?
 bool pixel_argmax_valid(const Backward& b, int64_t n, int64_t ot, int64_t oh, int64_t ow);
-// What the channels-last gather reads: dy itself for max (argmax checked before, q has its strides), dy divided
-// by each window's divisor for average; channels-last like dy. Output row (ot, oh) of image n lies at
-// v.offset(n - this->n, 0, ot - this->ot, oh - this->oh, 0): v may hold only some rows of one image.
-struct QRows {
-  View5 v;
-  int64_t n = 0, ot = 0, oh = 0;
-};
-// dx row (n, t, h) from q.
-void gather_row(const Backward& b, const LastPlan& p, const QRows& q, int64_t n, int64_t t, int64_t h);
-// Every dx row, from q holding all of it.
+// dx from q: dy itself for max (argmax checked before), dy divided by each window's divisor for average; q is
+// channels-last like dy.
 bool gather_last(const Backward& b, const LastPlan& p, const View5& q);
 
 // Small channels-first planes with narrow or irregular windows, as channels-last blocks of planes.

@@ -1,7 +1,7 @@
 #pragma once
 // SIMD microkernels of the fast CPU path. They see only pointers, counts, strides and tap lists; the drivers
 // (forward.cpp, backward.cpp, backward_rows.cpp) turn a Geometry into these jobs. float32 and float64; the
-// forward also bfloat16 and float16.
+// forward and the channels-last gather also bfloat16 and float16.
 #include <cstdint>
 
 namespace poolkit::cpu {
