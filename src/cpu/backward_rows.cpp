@@ -167,11 +167,17 @@ bool plane(const RowsPlan& p, Scratch<acc_t<T>>& scratch, int64_t n, int64_t c) 
     }
   if (p.one_window) {  // global pooling: the plane is a single window
     const A v = b.is_max ? A(0) : A(0) + q[0];  // 0 + g, as a sum: -0 becomes +0
-    for (int64_t t = 0; t < At.axis.in; ++t)
-      for (int64_t h = 0; h < Bt.axis.in; ++h) {
-        T* dx = b.dx.at<T>(b.dx.offset(n, c, t, h, 0));
-        for (int64_t w = 0; w < WI; ++w) dx[w * b.dx.s[4]] = T(v);
-      }
+    const int64_t H = Bt.axis.in, cells = At.axis.in * H * WI;
+    if (b.dx.s[4] == 1 && b.dx.s[3] == WI && b.dx.s[2] == H * WI) {  // the plane's cells in a row
+      T* dx = b.dx.at<T>(b.dx.offset(n, c, 0, 0, 0));
+      std::fill(dx, dx + cells, T(v));
+    } else {
+      for (int64_t t = 0; t < At.axis.in; ++t)
+        for (int64_t h = 0; h < H; ++h) {
+          T* dx = b.dx.at<T>(b.dx.offset(n, c, t, h, 0));
+          for (int64_t w = 0; w < WI; ++w) dx[w * b.dx.s[4]] = T(v);
+        }
+    }
     if (b.is_max) {
       const int64_t id = code[0], kh = Bt.axis.kernel, kw = Wt.axis.kernel;
       *b.dx.at<T>(b.dx.offset(n, c, id / (kh * kw), (id / kw) % kh, id % kw)) = T(A(0) + q[0]);
@@ -264,9 +270,41 @@ int64_t local_tap(const Backward& b, int64_t v, int64_t ot, int64_t oh, int64_t 
   return b.tab.local(j[0], j[1], j[2]);
 }
 
+namespace {
+
+// Global average pooling over planes whose cells follow one another, plane after plane: dx is each plane's
+// 0 + dy / divisor, written as one stream.
+template <class A>
+bool global_average(const RowsPlan& p) {
+  const Backward& b = p.b;
+  const int64_t planes = b.N * b.C, cells = b.tab.t.axis.in * b.tab.h.axis.in * b.tab.w.axis.in;
+  const int64_t ystep = plane_step(b.dy, b.N, b.C);
+  const bool stream = planes * cells * int64_t(sizeof(A)) > (int64_t(16) << 20);  // beyond half the L3
+  const A d = p.template divisors<A>()[0];
+  const int64_t chunk = 4096;
+  return parallel_for((planes + chunk - 1) / chunk, b.work, [&](int64_t task) {
+    const int64_t p0 = task * chunk, n = std::min(chunk, planes - p0);
+    thread_local std::vector<A> v;
+    v.resize(size_t(n));
+    for (int64_t i = 0; i < n; ++i) v[size_t(i)] = A(0) + *b.dy.at<A>((p0 + i) * ystep) / d;
+    A* out = b.dx.at<A>(p0 * cells);
+    if constexpr (sizeof(A) == 8) fill_planes_f64(v.data(), n, cells, out, stream);
+    else fill_planes_f32(v.data(), n, cells, out, stream);
+    return true;
+  });
+}
+
+}  // namespace
+
 bool rows_backward(const Backward& b) {
   if (b.is_max && b.tab.t.axis.kernel * b.tab.h.axis.kernel * b.tab.w.axis.kernel > INT32_MAX) return false;
   const RowsPlan p(b);
+  const int64_t H = b.tab.h.axis.in, W = b.tab.w.axis.in;
+  const int64_t T = b.tab.t.axis.in;
+  if (p.one_window && !b.is_max && (b.dtype == DType::f32 || b.dtype == DType::f64) && b.dx.s[4] == 1 &&
+      (H == 1 || b.dx.s[3] == W) && (T == 1 || b.dx.s[2] == H * W) && plane_step(b.dx, b.N, b.C) == T * H * W &&
+      plane_step(b.dy, b.N, b.C) >= 0)
+    return b.dtype == DType::f32 ? global_average<float>(p) : global_average<double>(p);
   // small planes go several to a task
   const int64_t planes = b.N * b.C, per_plane = b.work / std::max<int64_t>(1, planes);
   const int64_t chunk = std::max<int64_t>(1, 4096 / std::max<int64_t>(1, per_plane));

@@ -12,6 +12,7 @@
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "src/cpu/kernels.cpp"
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
+#include <hwy/cache_control.h>
 #include <hwy/highway.h>
 
 #include "poolkit/dtype.hpp"
@@ -600,6 +601,31 @@ void divide(const void* gp, const compute_t<S>* dv, compute_t<S>* q, int64_t n, 
   for (; i < n; ++i) q[i] = compute_t<S>(g[i]) / dv[i / group];
 }
 
+template <class T>
+void fill_planes(const T* value, int64_t planes, int64_t cells, T* out, bool stream) {
+  const hn::ScalableTag<T> d;
+  const int64_t N = int64_t(hn::Lanes(d)), total = planes * cells;
+  int64_t x = 0;
+  if (cells >= N) {  // a vector meets at most one plane boundary
+    const hn::RebindToSigned<decltype(d)> di;
+    using TI = hn::TFromD<decltype(di)>;
+    const auto lane = hn::Iota(di, 0);
+    for (; x < total && reinterpret_cast<uintptr_t>(out + x) % (N * sizeof(T)) != 0; ++x) out[x] = value[x / cells];
+    int64_t p = x / cells, next = (p + 1) * cells;  // plane of x, and where the next one starts
+    for (; x + N <= total; x += N) {
+      if (x >= next) ++p, next += cells;
+      const auto here = hn::Set(d, value[p]);
+      const auto v = x + N <= next ? here
+                                   : hn::IfThenElse(hn::RebindMask(d, lane < hn::Set(di, TI(next - x))), here,
+                                                    hn::Set(d, value[p + 1]));
+      if (stream) hn::Stream(v, d, out + x);
+      else hn::Store(v, d, out + x);
+    }
+    if (stream) hwy::FlushStream();  // the streamed lines reach memory before anyone reads them
+  }
+  for (; x < total; ++x) out[x] = value[x / cells];
+}
+
 bool local_codes(const LocalCodeJob& j) {
   bool ok = true;
   int64_t k = 0;
@@ -674,6 +700,8 @@ void accumulate_row(const RowJob& j) {
   nterms > 0 && j.terms[0].code ? accumulate_row<T, true>(j) : accumulate_row<T, false>(j);
 }
 bool LocalCodes(const LocalCodeJob& j) { return local_codes(j); }
+void FillPlanesF32(const float* v, int64_t p, int64_t c, float* out, bool s) { fill_planes(v, p, c, out, s); }
+void FillPlanesF64(const double* v, int64_t p, int64_t c, double* out, bool s) { fill_planes(v, p, c, out, s); }
 void AccumulateRowF32(const RowJob& j) { accumulate_row<float>(j); }
 void AccumulateRowF64(const RowJob& j) { accumulate_row<double>(j); }
 void DivideF32(const void* g, const float* d, float* q, int64_t n, int64_t group) { divide<float>(g, d, q, n, group); }
@@ -712,6 +740,14 @@ POOLKIT_DISPATCH(GatherAvgBackwardF16, gather_avg_backward_f16, GatherJob)
 POOLKIT_DISPATCH(AccumulateRowF32, accumulate_row_f32, RowJob)
 POOLKIT_DISPATCH(AccumulateRowF64, accumulate_row_f64, RowJob)
 #undef POOLKIT_DISPATCH
+HWY_EXPORT(FillPlanesF32);
+HWY_EXPORT(FillPlanesF64);
+void fill_planes_f32(const float* v, int64_t p, int64_t c, float* out, bool s) {
+  HWY_DYNAMIC_DISPATCH(FillPlanesF32)(v, p, c, out, s);
+}
+void fill_planes_f64(const double* v, int64_t p, int64_t c, double* out, bool s) {
+  HWY_DYNAMIC_DISPATCH(FillPlanesF64)(v, p, c, out, s);
+}
 HWY_EXPORT(LocalCodes);
 bool flat_to_local_codes(const LocalCodeJob& j) { return HWY_DYNAMIC_DISPATCH(LocalCodes)(j); }
 HWY_EXPORT(DivideF32);

@@ -143,6 +143,11 @@ void divide_bf16(const void* g, const float* d, float* q, int64_t n, int64_t gro
 void divide_f16(const void* g, const float* d, float* q, int64_t n, int64_t group = 1);
 void divide_f64(const void* g, const double* d, double* q, int64_t n, int64_t group = 1);
 
+// out[p * cells + i] = value[p] for p < planes, i < cells (float32 or float64), with streaming stores when
+// `stream` (the output too large for the cache and not read back soon: no read of its lines before writing).
+void fill_planes_f32(const float* value, int64_t planes, int64_t cells, float* out, bool stream);
+void fill_planes_f64(const double* value, int64_t planes, int64_t cells, double* out, bool stream);
+
 // A row of flat argmax values as window-local codes: out[k] = id[flat[k] - row - base[k]] in `form` (U8, I16 or
 // I32). False when a value lies outside [0, span) or where id is -1 (no tap there); out is then unspecified.
 struct LocalCodeJob {
