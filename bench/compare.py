@@ -1,24 +1,35 @@
 #!/usr/bin/env python3
-"""poolkit against PyTorch CPU and ONNX Runtime on the cases of shared/BENCH_CASES.md, in one process, same threads.
+"""poolkit against PyTorch CPU, ONNX Runtime and oneDNN on the cases of shared/BENCH_CASES.md, same threads.
 
 For each case, layout and operator, four calls where a library has them:
   forward (allocating)     torch.nn.functional / InferenceSession.run / poolkit.torch: outputs allocated per call
-  forward (preallocated)   aten *.out / run_with_iobinding / poolkit._core: outputs allocated once before timing
+  forward (preallocated)   aten *.out / run_with_iobinding / oneDNN pooling_forward / poolkit._core: outputs
+                           allocated once before timing
   train step (allocating)  forward through autograd, then backward (poolkit.torch saves its compact argmax)
-  backward (preallocated)  aten *_backward.grad_input / poolkit._core: grad_input allocated once before timing
+  backward (preallocated)  aten *_backward.grad_input / oneDNN pooling_backward / poolkit._core: grad_input allocated
+                           once before timing
 Each is a median time after a warm-up, a fraction of a plain copy's bandwidth measured in the same run (each input
 read once, each output written once, indices at the width that library stores), and poolkit's speed-up over each
-peer. ONNX Runtime only runs NCHW forward calls of operators ONNX has (not adaptive 13->7). Where a library has no
-such call the table says n/a. Writes a markdown table (default bench/RESULTS-compare.md) and a PNG bar chart beside it.
+peer. ONNX Runtime only runs NCHW forward calls of operators ONNX has (not adaptive 13->7). PyTorch, ONNX Runtime and
+poolkit run in this process; oneDNN (Debian's libdnnl-dev, 2.x) runs as bench/onednn/onednn_pool_bench, which this
+script compiles into build/onednn-bench/ (g++ -fopenmp ... -ldnnl) when it is missing or older than its source, and
+runs once per case, layout and pooling algorithm with the same --threads (OpenMP) and --reps: its preallocated rows
+only (max without indices = forward_inference; max with indices = forward_training, which writes oneDNN's workspace,
+and backward from that workspace, counted at the workspace's byte size; not adaptive 13->7, which has uneven windows).
+Without libdnnl-dev the oneDNN columns are n/a. Where a library has no such call the table says n/a. Writes a
+markdown table (default bench/RESULTS-compare.md) and a PNG bar chart beside it.
 
 usage: python bench/compare.py [--threads N] [--reps N] [--case NAME]... [--layout nchw|nhwc|both] [--out FILE]
-(poolkit must be importable: pip install . or PYTHONPATH=build/<dir>/python)
+(poolkit must be importable: pip install . or PYTHONPATH=build/<dir>/python; oneDNN: apt-get install libdnnl-dev)
 """
 import argparse
+import json
 import os
 import platform
+import shutil
 import statistics
 import struct
+import subprocess
 import sys
 import time
 import zlib
@@ -34,8 +45,13 @@ CASES = [  # name, shape, kind, kernel, stride, padding, count_include_pad
 ]
 FWD, FWD_PRE = "forward (allocating)", "forward (preallocated)"
 TRAIN, BWD_PRE = "train step (allocating)", "backward (preallocated)"
-LIBS = ("PyTorch", "ONNX Runtime", "poolkit")
-COLOURS = {"PyTorch": (150, 150, 150), "ONNX Runtime": (235, 140, 30), "poolkit": (40, 90, 200)}
+LIBS = ("PyTorch", "ONNX Runtime", "oneDNN", "poolkit")
+PEERS = LIBS[:-1]
+COLOURS = {"PyTorch": (150, 150, 150), "ONNX Runtime": (235, 140, 30), "oneDNN": (60, 160, 80),
+           "poolkit": (40, 90, 200)}
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ONEDNN_SRC = os.path.join(ROOT, "bench", "onednn", "onednn_pool_bench.cpp")
+ONEDNN_BIN = os.path.join(ROOT, "build", "onednn-bench", "onednn_pool_bench")
 
 
 def parse():
@@ -44,7 +60,7 @@ def parse():
     p.add_argument("--reps", type=int, default=5)
     p.add_argument("--case", action="append")
     p.add_argument("--layout", choices=("nchw", "nhwc", "both"), default="both")
-    p.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "RESULTS-compare.md"))
+    p.add_argument("--out", default=os.path.join(ROOT, "bench", "RESULTS-compare.md"))
     return p.parse_args()
 
 
@@ -66,6 +82,36 @@ except ImportError as e:  # then the ONNX Runtime column is n/a throughout
 torch.set_num_threads(ARGS.threads)
 AT = torch.ops.aten
 WARNINGS = []
+
+
+def onednn_binary():
+    """(path of the oneDNN peer program, None), compiled here when missing or older than its source; or (None, why
+    not) when it cannot be built (then the oneDNN column is n/a throughout)."""
+    if os.path.exists(ONEDNN_BIN) and os.path.getmtime(ONEDNN_BIN) >= os.path.getmtime(ONEDNN_SRC):
+        return ONEDNN_BIN, None
+    cxx = os.environ.get("CXX", "g++")
+    if shutil.which(cxx) is None:
+        return None, f"no C++ compiler ({cxx}) to build {os.path.relpath(ONEDNN_SRC, ROOT)}"
+    os.makedirs(os.path.dirname(ONEDNN_BIN), exist_ok=True)
+    tmp = f"{ONEDNN_BIN}.{os.getpid()}.tmp"
+    cmd = [cxx, "-O2", "-std=c++17", "-fopenmp", ONEDNN_SRC, "-o", tmp, "-ldnnl"]
+    print("building the oneDNN peer: " + " ".join(cmd), file=sys.stderr)
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    if p.returncode != 0:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+        if "dnnl.hpp" in p.stderr or "-ldnnl" in p.stderr:
+            return None, "libdnnl-dev is not installed (Debian/Ubuntu: apt-get install libdnnl-dev)"
+        last = p.stderr.strip().splitlines()[-1] if p.stderr.strip() else f"exit {p.returncode}"
+        return None, f"{' '.join(cmd)} failed: {last}"
+    os.replace(tmp, ONEDNN_BIN)
+    return ONEDNN_BIN, None
+
+
+ONEDNN, ONEDNN_MISSING = onednn_binary()
+ONEDNN_VERSION, ONEDNN_IMPLS = None, []
+if ONEDNN_MISSING:
+    print(f"oneDNN columns n/a: {ONEDNN_MISSING}", file=sys.stderr)
 
 
 def median_seconds(fn, reps):
@@ -96,8 +142,8 @@ class Call:
     """One library's way of doing one row: fn() is timed, nbytes is what it must move, outs() (optional) gives its
     results after the timing, to compare with PyTorch's allocating call."""
 
-    def __init__(self, fn, nbytes, outs=None):
-        self.fn, self.nbytes, self.outs = fn, nbytes, outs
+    def __init__(self, fn, nbytes, outs=None, seconds=None):
+        self.fn, self.nbytes, self.outs, self.seconds = fn, nbytes, outs, seconds  # seconds: timed elsewhere
 
 
 # ---- the case in one layout ------------------------------------------------------------------------------------
@@ -138,7 +184,7 @@ class Setup:
         self.y_shape = list(shape[:2]) + list(self.g.output_size())
         self.compact = {"uint8": torch.uint8, "int16": torch.int16, "int32": torch.int32}[self.g.local_argmax_dtype()]
         self.dy = torch.rand(self.y_shape).contiguous(memory_format=self.mf)
-        self._ref, self._argmax, self._sessions = {}, {}, {}
+        self._ref, self._argmax, self._sessions, self._onednn = {}, {}, {}, {}
 
     def out(self, shape, dtype=torch.float32, like=None):
         """An output buffer in this layout (or in like's), filled with NaN / -1 so that an element left unwritten
@@ -308,7 +354,59 @@ def ort_call(S, op, call):
     return Call(lambda: sess.run_with_iobinding(binding), nbytes, outs)
 
 
-CALLS = {"PyTorch": torch_call, "ONNX Runtime": ort_call, "poolkit": poolkit_call}
+def onednn_run(S, alg):
+    """The oneDNN program's JSON line for this case, layout and algorithm (max, avg_include, avg_exclude): its three
+    medians, byte sizes and implementations, or {"na": why}; run once per Setup and algorithm."""
+    global ONEDNN_VERSION
+    if alg not in S._onednn:
+        cmd = [ONEDNN, "--shape", ",".join(map(str, S.x.shape)), "--alg", alg, "--layout", S.layout,
+               "--threads", str(ARGS.threads), "--reps", str(ARGS.reps)]
+        if S.kind in ("gap", "adaptive"):
+            cmd += ["--adaptive", str(S.out_size[0])]
+        else:
+            K, St, P, _ = S.win
+            cmd += ["--kernel", str(K[0]), "--stride", str(St[0]), "--pad", str(P[0])]
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+        lines = p.stdout.strip().splitlines()
+        try:
+            res = json.loads(lines[-1])
+        except (IndexError, ValueError):
+            res = {"error": f"exit {p.returncode}: {p.stderr.strip()[-300:]}"}
+        if "error" in res:
+            msg = f"{S.name} {S.layout} {alg}: oneDNN program failed: {res['error']}"
+            WARNINGS.append(msg)
+            print("\nwarning: " + msg, file=sys.stderr)
+        elif "na" not in res:
+            ONEDNN_VERSION = res["onednn"]
+            impl = res["impl"]
+            ONEDNN_IMPLS.append(f"{S.name} {S.layout} {alg}: forward inference `{impl['forward_inference']}`, "
+                                f"training `{impl['forward_training']}`, backward `{impl['backward']}`; workspace "
+                                f"{res['workspace_bytes']} bytes")
+            if res["check"] != "ok":
+                msg = f"{S.name} {S.layout} {alg}: oneDNN's results differ from plain loops: {res['check']}"
+                WARNINGS.append(msg)
+                print("\nwarning: " + msg, file=sys.stderr)
+        S._onednn[alg] = res
+    return S._onednn[alg]
+
+
+def onednn_call(S, op, call):
+    """oneDNN's preallocated rows, timed by its own program: max = forward_inference; max with indices (int64 and
+    compact rows alike: the workspace is oneDNN's only argmax) = forward_training and backward from its workspace;
+    avg / global avg = forward_inference and backward. Bytes as for the others: src, dst, workspace at its size."""
+    if ONEDNN is None or call not in (FWD_PRE, BWD_PRE) or (op == "max" and call == BWD_PRE):
+        return None
+    alg = "max" if op.startswith("max") else "avg_include" if S.cip else "avg_exclude"
+    res = onednn_run(S, alg)
+    if "na" in res or "error" in res:
+        return None
+    ws = res["workspace_bytes"] if op.startswith("max+") else 0
+    key = "backward_ms" if call == BWD_PRE else "forward_training_ms" if op.startswith("max+") else \
+        "forward_inference_ms"
+    return Call(None, res["src_bytes"] + res["dst_bytes"] + ws, seconds=res[key] / 1e3)
+
+
+CALLS = {"PyTorch": torch_call, "ONNX Runtime": ort_call, "oneDNN": onednn_call, "poolkit": poolkit_call}
 
 
 # ---- running and checking --------------------------------------------------------------------------------------
@@ -346,7 +444,8 @@ def run():
                         c = CALLS[lib](S, op, call)
                         if c is None:
                             continue
-                        result[lib] = (median_seconds(c.fn, ARGS.reps), c.nbytes)
+                        t = c.seconds if c.seconds is not None else median_seconds(c.fn, ARGS.reps)
+                        result[lib] = (t, c.nbytes)
                         if c.outs is not None:
                             check(S, lib, op, call, c.outs())
                     rows.append((case[0], layout, op, call, result))
@@ -359,7 +458,7 @@ def run():
 
 def write_png(path, rows, copy):
     """A bar chart without plotting libraries: per row, a bar per library (PyTorch grey, ONNX Runtime orange,
-    poolkit blue) as fraction of copy; a library without the call leaves its slot empty."""
+    oneDNN green, poolkit blue) as fraction of copy; a library without the call leaves its slot empty."""
     bar, gap, height = 5, 6, 200
     step = len(LIBS) * bar + gap
     width = max(1, len(rows) * step + gap)
@@ -392,7 +491,7 @@ def table_row(name, layout, op, call, result, copy):
     ms = [cell(lib, lambda t, b: f"{t * 1e3:.2f}") for lib in LIBS]
     frac = [cell(lib, lambda t, b: f"{b / t / copy:.2f}") for lib in LIBS]
     pk = result.get("poolkit")
-    up = [f"{result[lib][0] / pk[0]:.2f}x" if pk and lib in result else "n/a" for lib in LIBS[:2]]
+    up = [f"{result[lib][0] / pk[0]:.2f}x" if pk and lib in result else "n/a" for lib in PEERS]
     return "| " + " | ".join([name, layout, op.replace("*", "\\*"), call] + ms + frac + up) + " |"
 
 
@@ -405,28 +504,42 @@ def command_line():
 def main():
     copy, rows = run()
     png = os.path.splitext(ARGS.out)[0] + ".png"
-    peers = f"PyTorch {torch.__version__} (CPU)" + (f" and ONNX Runtime {ort.__version__}" if ort else "")
+    peers = [f"PyTorch {torch.__version__} (CPU)"] + ([f"ONNX Runtime {ort.__version__}"] if ort else [])
+    peers += [f"oneDNN {ONEDNN_VERSION}"] if ONEDNN_VERSION else []
+    peers = ", ".join(peers[:-1]) + " and " + peers[-1] if len(peers) > 1 else peers[0]
     lines = [f"# poolkit vs {peers}, {ARGS.threads} thread(s)", "",
              f"Machine: {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs. Plain copy "
              f"{copy / 1e9:.1f} GB/s (bytes read + written). Command: `{command_line()}`. One process, the same "
-             "thread count for every library (ONNX Runtime: intra_op_num_threads, one inter-op thread).", "",
+             "thread count for every library (ONNX Runtime: intra_op_num_threads, one inter-op thread), except "
+             "oneDNN: its own program `bench/onednn/onednn_pool_bench.cpp`, run from this one per case, layout and "
+             "algorithm with the same OpenMP thread count and reps.", "",
              "Calls: allocating = torch.nn.functional, InferenceSession.run, poolkit.torch; preallocated = outputs "
-             "made once before timing, then aten `*.out` / `*_backward.grad_input`, `run_with_iobinding`, "
-             "poolkit._core on NumPy views of the tensors; train step = forward with autograd, then backward. "
+             "made once before timing, then aten `*.out` / `*_backward.grad_input`, `run_with_iobinding`, oneDNN "
+             "`pooling_forward` / `pooling_backward` (format_tag nchw / nhwc, ncdhw / ndhwc), poolkit._core on NumPy "
+             "views of the tensors; train step = forward with autograd, then backward. oneDNN's max rows: without "
+             "indices = forward_inference; with indices = forward_training, which writes its workspace (its argmax), "
+             "and backward_data from that workspace; global avg = pooling with a 7x7 kernel. "
              "Fraction of copy: each input read once and each output written once, indices at the width that library "
-             "stores (train step: x, y, dy, dx). n/a: the library has no such call (PyTorch: no out= max pool "
-             "without indices, and `_adaptive_avg_pool2d_backward.out` is a generated allocate-and-copy; ONNX "
-             "Runtime: NCHW forward only, no adaptive 13->7 operator).", "",
+             "stores (oneDNN: its workspace's byte size; train step: x, y, dy, dx). n/a: the library has no such "
+             "call (PyTorch: no out= max pool without indices, and `_adaptive_avg_pool2d_backward.out` is a "
+             "generated allocate-and-copy; ONNX Runtime: NCHW forward only, no adaptive 13->7 operator; oneDNN: "
+             "preallocated calls only, no adaptive pooling with uneven windows such as 13->7).", "",
              "\\* poolkit's compact window-local argmax (what poolkit.torch saves for backward); PyTorch and ONNX "
-             "Runtime have no compact form, so their columns in these rows are their int64-indices calls.", "",
-             "| case | layout | operator | call | PyTorch ms | ONNX Runtime ms | poolkit ms | PyTorch of copy | "
-             "ONNX Runtime of copy | poolkit of copy | poolkit vs PyTorch | poolkit vs ONNX Runtime |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "Runtime have no compact form, so their columns in these rows are their int64-indices calls. oneDNN's "
+             "workspace is its only form: the same measurement stands in the int64 and the compact rows.", "",
+             "| case | layout | operator | call | " + " | ".join(f"{lib} ms" for lib in LIBS) + " | " +
+             " | ".join(f"{lib} of copy" for lib in LIBS) + " | " + " | ".join(f"poolkit vs {lib}" for lib in PEERS)
+             + " |", "|" + "---|" * (4 + 2 * len(LIBS) + len(PEERS))]
     lines += [table_row(*row, copy) for row in rows]
-    lines += ["", f"Chart: `{os.path.basename(png)}` (per row: PyTorch grey, ONNX Runtime orange, poolkit blue; "
-              "fraction of copy, red lines at 0.5 and 1.0; an empty slot is n/a)."]
+    lines += ["", f"Chart: `{os.path.basename(png)}` (per row: PyTorch grey, ONNX Runtime orange, oneDNN green, "
+              "poolkit blue; fraction of copy, red lines at 0.5 and 1.0; an empty slot is n/a)."]
     if ORT_MISSING:
         lines += ["", f"ONNX Runtime left out: {ORT_MISSING}."]
+    if ONEDNN_MISSING:
+        lines += ["", f"oneDNN left out: {ONEDNN_MISSING}."]
+    if ONEDNN_IMPLS:
+        lines += ["", "oneDNN's implementations (primitive descriptors' impl_info_str):"]
+        lines += [f"- {line}" for line in ONEDNN_IMPLS]
     if WARNINGS:
         lines += ["", "Result checks that failed (each call's results against PyTorch's allocating call):"]
         lines += [f"- {w}" for w in WARNINGS]
