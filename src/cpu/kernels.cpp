@@ -209,22 +209,38 @@ HWY_NOINLINE void max_rows(const ForwardJob& j) {
     S* y = static_cast<S*>(j.y) + row * j.y_row_step;
     r.argmax = j.argmax ? static_cast<char*>(j.argmax) + row * j.y_row_step * ai : nullptr;
     const int64_t row_code = (j.code_row_first + row) % j.code_period * j.code_row_step;
+    // U vectors from lane k, their chains of compares interleaved
+    auto vectors = [&](auto u, int64_t k) {
+      constexpr int U = decltype(u)::value;
+      int64_t at[U];
+      hn::Vec<decltype(d)> m[U];
+      hn::Vec<decltype(di)> idx[U];
+      for (int v = 0; v < U; ++v) {
+        at[v] = load_at<M>(l, k + v * N);
+        m[v] = load_lanes<kLoadAs<M>>(d, x + j.tap_offset[0], at[v]);
+        idx[v] = hn::Set(di, TI(j.tap_code[0]));
+      }
+      const int ntaps = kTaps > 0 ? kTaps : j.ntaps;
+      for (int t = 1; t < ntaps; ++t)
+        for (int v = 0; v < U; ++v) {
+          auto val = load_lanes<kLoadAs<M>>(d, x + j.tap_offset[t], at[v]);
+          auto replace = hn::Or((val > m[v]), hn::IsNaN(val));
+          m[v] = hn::IfThenElse(replace, val, m[v]);
+          if constexpr (kIndex)
+            idx[v] = hn::IfThenElse(hn::RebindMask(di, replace), hn::Set(di, TI(j.tap_code[t])), idx[v]);
+        }
+      for (int v = 0; v < U; ++v) {
+        store_values(d, m[v], y + k + v * N);
+        if constexpr (kIndex) store_argmax(d, r, idx[v], lane_flat, k + v * N, row_code);
+      }
+    };
     int64_t k = 0;
-    for (int64_t next = 0; next + N <= vec_end; next = k + N <= vec_end - N ? k + N : vec_end - N) {
+    if (j.ntaps > 8)  // long chains: four at a time (fewer taps run as fast one vector at a time, or faster)
+      for (; k + 4 * N <= vec_end; k += 4 * N) vectors(std::integral_constant<int, 4>(), k);
+    for (int64_t next = k; next + N <= vec_end; next = k + N <= vec_end - N ? k + N : vec_end - N) {
       // the last vector may overlap the one before: those lanes are recomputed to the same bits
       k = next;
-      const int64_t at = load_at<M>(l, k);
-      auto m = load_lanes<kLoadAs<M>>(d, x + j.tap_offset[0], at);
-      auto idx = hn::Set(di, TI(j.tap_code[0]));
-      const int ntaps = kTaps > 0 ? kTaps : j.ntaps;
-      for (int t = 1; t < ntaps; ++t) {
-        auto v = load_lanes<kLoadAs<M>>(d, x + j.tap_offset[t], at);
-        auto replace = hn::Or((v > m), hn::IsNaN(v));
-        m = hn::IfThenElse(replace, v, m);
-        if constexpr (kIndex) idx = hn::IfThenElse(hn::RebindMask(di, replace), hn::Set(di, TI(j.tap_code[t])), idx);
-      }
-      store_values(d, m, y + k);
-      if constexpr (kIndex) store_argmax(d, r, idx, lane_flat, k, row_code);
+      vectors(std::integral_constant<int, 1>(), k);
       if (k + N == vec_end) break;
     }
     if (vec_end >= N) k = vec_end;
@@ -257,13 +273,22 @@ HWY_NOINLINE void avg_rows(const ForwardJob& j) {
   for (int64_t row = 0; row < j.rows; ++row) {
     const S* x = static_cast<const S*>(j.x) + row * j.x_row_step;
     S* y = static_cast<S*>(j.y) + row * j.y_row_step;
+    // U vectors from lane k, their chains of sums interleaved
+    auto vectors = [&](auto u, int64_t k) {
+      constexpr int U = decltype(u)::value;
+      int64_t at[U];
+      hn::Vec<decltype(d)> sum[U];
+      for (int v = 0; v < U; ++v) at[v] = load_at<M>(l, k + v * N), sum[v] = hn::Zero(d);
+      for (int t = 0; t < j.ntaps; ++t)
+        for (int v = 0; v < U; ++v) sum[v] = hn::Add(sum[v], load_lanes<kLoadAs<M>>(d, x + j.tap_offset[t], at[v]));
+      for (int v = 0; v < U; ++v) store_values(d, hn::Div(sum[v], hn::Set(d, div)), y + k + v * N);
+    };
     int64_t k = 0;
-    for (int64_t next = 0; next + N <= vec_end; next = k + N <= vec_end - N ? k + N : vec_end - N) {
+    if (j.ntaps > 8)  // long chains: four at a time (fewer taps run as fast one vector at a time, or faster)
+      for (; k + 4 * N <= vec_end; k += 4 * N) vectors(std::integral_constant<int, 4>(), k);
+    for (int64_t next = k; next + N <= vec_end; next = k + N <= vec_end - N ? k + N : vec_end - N) {
       k = next;  // the last vector may overlap the one before, as in max_rows
-      auto sum = hn::Zero(d);
-      const int64_t at = load_at<M>(l, k);
-      for (int t = 0; t < j.ntaps; ++t) sum = hn::Add(sum, load_lanes<kLoadAs<M>>(d, x + j.tap_offset[t], at));
-      store_values(d, hn::Div(sum, hn::Set(d, div)), y + k);
+      vectors(std::integral_constant<int, 1>(), k);
       if (k + N == vec_end) break;
     }
     if (vec_end >= N) k = vec_end;
