@@ -144,26 +144,28 @@ bool plane(const RowsPlan& p, Scratch<acc_t<T>>& scratch, int64_t n, int64_t c) 
   const int64_t OT = At.axis.out, OH = Bt.axis.out, OW = Wt.axis.out, WI = Wt.axis.in;
   q.resize(size_t(OT * OH * OW));
   if (b.is_max) code.resize(q.size());
+  // q: dy (divided for average) in the accumulation type, by one call for the whole plane when its cells are in
+  // a row, else row by row
+  const bool packed = b.dy.s[4] == 1 && (OH == 1 || b.dy.s[3] == OW) && (OT == 1 || b.dy.s[2] == OH * OW);
+  auto to_q = [&](const T* g, int64_t gs, int64_t k, int64_t count) {
+    A* qr = q.data() + k;
+    if (!b.is_max) {
+      const A* d = p.template divisors<A>() + k;
+      if (gs == 1) divide(g, d, qr, count);
+      else for (int64_t i = 0; i < count; ++i) qr[i] = A(g[i * gs]) / d[i];
+    } else if (gs != 1) {
+      for (int64_t i = 0; i < count; ++i) qr[i] = A(g[i * gs]);
+    } else if constexpr (!std::is_same_v<T, A>) {
+      widen_to_f32(b.dtype, g, qr, count);
+    } else {
+      std::copy(g, g + count, qr);
+    }
+  };
+  if (packed) to_q(b.dy.at<T>(b.dy.offset(n, c, 0, 0, 0)), 1, 0, OT * OH * OW);
   for (int64_t ot = 0, k = 0; ot < OT; ++ot)
     for (int64_t oh = 0; oh < OH; ++oh, k += OW) {
-      const T* g = b.dy.at<T>(b.dy.offset(n, c, ot, oh, 0));
-      const int64_t gs = b.dy.s[4];
-      A* qr = q.data() + k;
-      if (!b.is_max) {
-        const A* d = p.template divisors<A>() + k;
-        if (gs == 1) divide(g, d, qr, OW);
-        else for (int64_t ow = 0; ow < OW; ++ow) qr[ow] = A(g[ow * gs]) / d[ow];
-        continue;
-      }
-      if constexpr (!std::is_same_v<T, A>) {
-        if (gs == 1) widen_to_f32(b.dtype, g, qr, OW);
-        else for (int64_t ow = 0; ow < OW; ++ow) qr[ow] = A(g[ow * gs]);
-      } else if (gs == 1) {
-        std::copy(g, g + OW, qr);
-      } else {
-        for (int64_t ow = 0; ow < OW; ++ow) qr[ow] = g[ow * gs];
-      }
-      if (!codes(b, n, c, ot, oh, code.data() + k)) return false;
+      if (!packed) to_q(b.dy.at<T>(b.dy.offset(n, c, ot, oh, 0)), b.dy.s[4], k, OW);
+      if (b.is_max && !codes(b, n, c, ot, oh, code.data() + k)) return false;
     }
   if (p.one_window) {  // global pooling: the plane is a single window
     const A v = b.is_max ? A(0) : A(0) + q[0];  // 0 + g, as a sum: -0 becomes +0

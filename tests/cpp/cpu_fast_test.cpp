@@ -393,6 +393,26 @@ TEST_F(CpuFast, BadFlatArgmaxIsAnIndexError) {
       }
 }
 
+// The same on rows wide enough for the vector conversion (whole windows, 40 outputs a row): values just before
+// the window's first tap, inside its span but on no tap, at its span's end and beyond.
+TEST_F(CpuFast, BadFlatArgmaxInWideRowsIsAnIndexError) {
+  const int64_t W = 80, span = W + 2;  // a 2x2 window's flat offsets: 0, 1, W, W + 1
+  Geometry g = torch_geometry({4, W}, {2, 2}, {2, 2}, {0, 0}, {1, 1}, false);
+  for (Layout lay : {Layout::ChannelsFirst, Layout::ChannelsLast})
+    for (int64_t r : {int64_t(-1), int64_t(2), W - 1, span, span + 5}) {
+      Buf am = make(DType::i64, {1, 3, 2, W / 2}, lay, false), dy = make(DType::f32, {1, 3, 2, W / 2}, lay, false);
+      Buf dx = make(DType::f32, {1, 3, 4, W}, lay, false);
+      Buf x = make(DType::f32, {1, 3, 4, W}, lay, false), y = make(DType::f32, {1, 3, 2, W / 2}, lay, false);
+      fill(x.view, rng, false);
+      fill(dy.view, rng, false);
+      ref::max_pool_forward(g, x.view, y.view, am.view);
+      const int64_t at[4] = {0, 1, 1, 21};  // output (1, 21): its window starts at flat 2 * W + 42
+      set(am.view, at, double(2 * W + 42 + r));
+      SCOPED_TRACE("layout " + std::to_string(int(lay)) + " offset " + std::to_string(r));
+      expect_refused(g, dy.view, am.view, dx.view);
+    }
+}
+
 // A saved argmax that names a cell outside its window is not routed silently: the fast path declines and the
 // public call raises the reference's IndexError.
 TEST_F(CpuFast, BadArgmaxIsAnIndexError) {
