@@ -209,14 +209,16 @@ HWY_NOINLINE void max_rows(const ForwardJob& j) {
     S* y = static_cast<S*>(j.y) + row * j.y_row_step;
     r.argmax = j.argmax ? static_cast<char*>(j.argmax) + row * j.y_row_step * ai : nullptr;
     const int64_t row_code = (j.code_row_first + row) % j.code_period * j.code_row_step;
-    // U vectors from lane k, their chains of compares interleaved
-    auto vectors = [&](auto u, int64_t k) {
+    // U vectors from lane k (none past lane `end`: the last ones may overlap those before, and recompute their
+    // lanes to the same bits), their chains of compares interleaved
+    auto vectors = [&](auto u, int64_t k, int64_t end) {
       constexpr int U = decltype(u)::value;
-      int64_t at[U];
+      int64_t lane[U], at[U];
       hn::Vec<decltype(d)> m[U];
       hn::Vec<decltype(di)> idx[U];
       for (int v = 0; v < U; ++v) {
-        at[v] = load_at<M>(l, k + v * N);
+        lane[v] = std::min(k + v * N, end - N);
+        at[v] = load_at<M>(l, lane[v]);
         m[v] = load_lanes<kLoadAs<M>>(d, x + j.tap_offset[0], at[v]);
         idx[v] = hn::Set(di, TI(j.tap_code[0]));
       }
@@ -230,20 +232,21 @@ HWY_NOINLINE void max_rows(const ForwardJob& j) {
             idx[v] = hn::IfThenElse(hn::RebindMask(di, replace), hn::Set(di, TI(j.tap_code[t])), idx[v]);
         }
       for (int v = 0; v < U; ++v) {
-        store_values(d, m[v], y + k + v * N);
-        if constexpr (kIndex) store_argmax(d, r, idx[v], lane_flat, k + v * N, row_code);
+        store_values(d, m[v], y + lane[v]);
+        if constexpr (kIndex) store_argmax(d, r, idx[v], lane_flat, lane[v], row_code);
       }
     };
     int64_t k = 0;
-    if (j.ntaps > 8)  // long chains: four at a time (fewer taps run as fast one vector at a time, or faster)
-      for (; k + 4 * N <= vec_end; k += 4 * N) vectors(std::integral_constant<int, 4>(), k);
-    for (int64_t next = k; next + N <= vec_end; next = k + N <= vec_end - N ? k + N : vec_end - N) {
-      // the last vector may overlap the one before: those lanes are recomputed to the same bits
-      k = next;
-      vectors(std::integral_constant<int, 1>(), k);
-      if (k + N == vec_end) break;
+    if (vec_end >= N) {
+      // Long chains four at a time (fewer taps run as fast one vector at a time, or faster). Rows of
+      // channels-first planes end with four overlapping the ones before; channels-last groups (whole vectors)
+      // ran slower that way (resnet-stem NHWC, not understood yet) and end one vector at a time.
+      if (j.ntaps > 8)
+        for (; M == kGroup ? k + 4 * N <= vec_end : k < vec_end; k += 4 * N)
+          vectors(std::integral_constant<int, 4>(), k, vec_end);
+      for (; k < vec_end; k += N) vectors(std::integral_constant<int, 1>(), k, vec_end);
+      k = vec_end;
     }
-    if (vec_end >= N) k = vec_end;
     for (; k < l.count; ++k) {
       const S* xk = x + lane_offset(l, k);
       T m = T(xk[j.tap_offset[0]]);
@@ -273,25 +276,25 @@ HWY_NOINLINE void avg_rows(const ForwardJob& j) {
   for (int64_t row = 0; row < j.rows; ++row) {
     const S* x = static_cast<const S*>(j.x) + row * j.x_row_step;
     S* y = static_cast<S*>(j.y) + row * j.y_row_step;
-    // U vectors from lane k, their chains of sums interleaved
-    auto vectors = [&](auto u, int64_t k) {
+    // as in max_rows, with chains of sums
+    auto vectors = [&](auto u, int64_t k, int64_t end) {
       constexpr int U = decltype(u)::value;
-      int64_t at[U];
+      int64_t lane[U], at[U];
       hn::Vec<decltype(d)> sum[U];
-      for (int v = 0; v < U; ++v) at[v] = load_at<M>(l, k + v * N), sum[v] = hn::Zero(d);
+      for (int v = 0; v < U; ++v) lane[v] = std::min(k + v * N, end - N), at[v] = load_at<M>(l, lane[v]);
+      for (int v = 0; v < U; ++v) sum[v] = hn::Zero(d);
       for (int t = 0; t < j.ntaps; ++t)
         for (int v = 0; v < U; ++v) sum[v] = hn::Add(sum[v], load_lanes<kLoadAs<M>>(d, x + j.tap_offset[t], at[v]));
-      for (int v = 0; v < U; ++v) store_values(d, hn::Div(sum[v], hn::Set(d, div)), y + k + v * N);
+      for (int v = 0; v < U; ++v) store_values(d, hn::Div(sum[v], hn::Set(d, div)), y + lane[v]);
     };
     int64_t k = 0;
-    if (j.ntaps > 8)  // long chains: four at a time (fewer taps run as fast one vector at a time, or faster)
-      for (; k + 4 * N <= vec_end; k += 4 * N) vectors(std::integral_constant<int, 4>(), k);
-    for (int64_t next = k; next + N <= vec_end; next = k + N <= vec_end - N ? k + N : vec_end - N) {
-      k = next;  // the last vector may overlap the one before, as in max_rows
-      vectors(std::integral_constant<int, 1>(), k);
-      if (k + N == vec_end) break;
+    if (vec_end >= N) {
+      if (j.ntaps > 8)
+        for (; M == kGroup ? k + 4 * N <= vec_end : k < vec_end; k += 4 * N)
+          vectors(std::integral_constant<int, 4>(), k, vec_end);
+      for (; k < vec_end; k += N) vectors(std::integral_constant<int, 1>(), k, vec_end);
+      k = vec_end;
     }
-    if (vec_end >= N) k = vec_end;
     for (; k < l.count; ++k) {
       const S* xk = x + lane_offset(l, k);
       T sum = 0;
