@@ -74,6 +74,11 @@ void accumulate_row(const RowJob& j) {
   else accumulate_row_f32(j);
 }
 
+// Are the cells of a (T, H, W) plane of v at offsets 0, 1, 2, ... from its first?
+bool cells_in_a_row(const View5& v, int64_t T, int64_t H, int64_t W) {
+  return v.s[4] == 1 && (H == 1 || v.s[3] == W) && (T == 1 || v.s[2] == H * W);
+}
+
 template <class T>
 void divide(const T* g, const acc_t<T>* d, acc_t<T>* q, int64_t n) {
   if constexpr (std::is_same_v<T, float>) divide_f32(g, d, q, n);
@@ -146,7 +151,7 @@ bool plane(const RowsPlan& p, Scratch<acc_t<T>>& scratch, int64_t n, int64_t c) 
   if (b.is_max) code.resize(q.size());
   // q: dy (divided for average) in the accumulation type, by one call for the whole plane when its cells are in
   // a row, else row by row
-  const bool packed = b.dy.s[4] == 1 && (OH == 1 || b.dy.s[3] == OW) && (OT == 1 || b.dy.s[2] == OH * OW);
+  const bool packed = cells_in_a_row(b.dy, OT, OH, OW);
   auto to_q = [&](const T* g, int64_t gs, int64_t k, int64_t count) {
     A* qr = q.data() + k;
     if (!b.is_max) {
@@ -170,7 +175,7 @@ bool plane(const RowsPlan& p, Scratch<acc_t<T>>& scratch, int64_t n, int64_t c) 
   if (p.one_window) {  // global pooling: the plane is a single window
     const A v = b.is_max ? A(0) : A(0) + q[0];  // 0 + g, as a sum: -0 becomes +0
     const int64_t H = Bt.axis.in, cells = At.axis.in * H * WI;
-    if (b.dx.s[4] == 1 && b.dx.s[3] == WI && b.dx.s[2] == H * WI) {  // the plane's cells in a row
+    if (cells_in_a_row(b.dx, At.axis.in, H, WI)) {
       T* dx = b.dx.at<T>(b.dx.offset(n, c, 0, 0, 0));
       std::fill(dx, dx + cells, T(v));
     } else {
@@ -301,11 +306,10 @@ bool global_average(const RowsPlan& p) {
 bool rows_backward(const Backward& b) {
   if (b.is_max && b.tab.t.axis.kernel * b.tab.h.axis.kernel * b.tab.w.axis.kernel > INT32_MAX) return false;
   const RowsPlan p(b);
-  const int64_t H = b.tab.h.axis.in, W = b.tab.w.axis.in;
-  const int64_t T = b.tab.t.axis.in;
-  if (p.one_window && !b.is_max && (b.dtype == DType::f32 || b.dtype == DType::f64) && b.dx.s[4] == 1 &&
-      (H == 1 || b.dx.s[3] == W) && (T == 1 || b.dx.s[2] == H * W) && plane_step(b.dx, b.N, b.C) == T * H * W &&
-      plane_step(b.dy, b.N, b.C) >= 0)
+  const int64_t T = b.tab.t.axis.in, H = b.tab.h.axis.in, W = b.tab.w.axis.in;
+  const bool floats = b.dtype == DType::f32 || b.dtype == DType::f64;
+  if (p.one_window && !b.is_max && floats && cells_in_a_row(b.dx, T, H, W) &&
+      plane_step(b.dx, b.N, b.C) == T * H * W && plane_step(b.dy, b.N, b.C) >= 0)
     return b.dtype == DType::f32 ? global_average<float>(p) : global_average<double>(p);
   // small planes go several to a task
   const int64_t planes = b.N * b.C, per_plane = b.work / std::max<int64_t>(1, planes);
