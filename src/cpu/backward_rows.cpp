@@ -153,7 +153,7 @@ bool plane(const RowsPlan& p, Scratch<acc_t<T>>& scratch, int64_t n, int64_t c) 
   // a row, else row by row
   const bool packed = cells_in_a_row(b.dy, OT, OH, OW);
   auto to_q = [&](const T* g, int64_t gs, int64_t k, int64_t count) {
-    A* qr = q.data() + k;
+    A* qr = scratch.q.data() + k;  // (not q: clang 14 cannot capture a structured binding)
     if (!b.is_max) {
       const A* d = p.template divisors<A>() + k;
       if (gs == 1) divide(g, d, qr, count);
