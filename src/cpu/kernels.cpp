@@ -524,7 +524,7 @@ struct PhaseSums {
     for (int v = 0; v < U; ++v) sum[v] = hn::Zero(d);
     for (int t = 0; t < nterms; ++t) {
       const T* q = static_cast<const T*>(terms[t].q) + a;
-      const TI* code = static_cast<const TI*>(terms[t].code) + a;
+      const TI* code = kCode ? static_cast<const TI*>(terms[t].code) + a : nullptr;  // (average: none)
       for (const RowTap* k = t0; k < t1; ++k) {
         [[maybe_unused]] const auto want = hn::Set(di, TI(terms[t].want_base + k->jw));
         for (int v = 0; v < U; ++v) {
