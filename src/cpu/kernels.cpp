@@ -187,6 +187,29 @@ HWY_INLINE void store_argmax(D d, const ForwardJob& j, VI idx, VI lane_flat, int
   for (int64_t i = 0; i < N; ++i) store_index(j.form, j.argmax, k + i, int64_t(buf[i]));
 }
 
+// Where the U vectors from cell a start: N apart, but none past `end` - N (those overlap the ones before and
+// give their cells the same sums again).
+template <class D>
+HWY_INLINE void vector_starts(D d, int64_t a, int64_t end, int64_t* at, int U) {
+  const int64_t N = int64_t(hn::Lanes(d));
+  for (int v = 0; v < U; ++v) at[v] = std::min(a + v * N, end - N) - a;
+}
+
+// Lanes [0, vec_end) of a forward row by `vectors(u, k, end)` (u vectors from lane k, none past end); returns
+// the first lane left to the scalar loop. Long chains go four at a time (fewer taps run as fast one vector at a
+// time, or faster). Rows of channels-first planes end with four overlapping the ones before; channels-last groups
+// (whole vectors) ran slower that way (resnet-stem NHWC, not understood yet) and end one vector at a time.
+template <int M, class F>
+HWY_INLINE int64_t walk_vectors(int64_t N, int64_t vec_end, int ntaps, F&& vectors) {
+  if (vec_end < N) return 0;
+  int64_t k = 0;
+  if (ntaps > 8)
+    for (; M == kGroup ? k + 4 * N <= vec_end : k < vec_end; k += 4 * N)
+      vectors(std::integral_constant<int, 4>(), k, vec_end);
+  for (; k < vec_end; k += N) vectors(std::integral_constant<int, 1>(), k, vec_end);
+  return vec_end;
+}
+
 // kTaps > 0: the window's tap count known at compile time (2x2 and 3x3 windows), so the tap loop unrolls and
 // its offsets stay in registers.
 template <class S, bool kIndex, int M, int kTaps>
@@ -209,15 +232,16 @@ HWY_NOINLINE void max_rows(const ForwardJob& j) {
     S* y = static_cast<S*>(j.y) + row * j.y_row_step;
     r.argmax = j.argmax ? static_cast<char*>(j.argmax) + row * j.y_row_step * ai : nullptr;
     const int64_t row_code = (j.code_row_first + row) % j.code_period * j.code_row_step;
-    // U vectors from lane k (none past lane `end`: the last ones may overlap those before, and recompute their
-    // lanes to the same bits), their chains of compares interleaved
+    // U vectors from lane k (see walk_vectors; overlapping lanes are recomputed to the same bits), their chains
+    // of compares interleaved
     auto vectors = [&](auto u, int64_t k, int64_t end) {
       constexpr int U = decltype(u)::value;
       int64_t lane[U], at[U];
       hn::Vec<decltype(d)> m[U];
       hn::Vec<decltype(di)> idx[U];
+      vector_starts(d, k, end, lane, U);
       for (int v = 0; v < U; ++v) {
-        lane[v] = std::min(k + v * N, end - N);
+        lane[v] += k;
         at[v] = load_at<M>(l, lane[v]);
         m[v] = load_lanes<kLoadAs<M>>(d, x + j.tap_offset[0], at[v]);
         idx[v] = hn::Set(di, TI(j.tap_code[0]));
@@ -236,17 +260,7 @@ HWY_NOINLINE void max_rows(const ForwardJob& j) {
         if constexpr (kIndex) store_argmax(d, r, idx[v], lane_flat, lane[v], row_code);
       }
     };
-    int64_t k = 0;
-    if (vec_end >= N) {
-      // Long chains four at a time (fewer taps run as fast one vector at a time, or faster). Rows of
-      // channels-first planes end with four overlapping the ones before; channels-last groups (whole vectors)
-      // ran slower that way (resnet-stem NHWC, not understood yet) and end one vector at a time.
-      if (j.ntaps > 8)
-        for (; M == kGroup ? k + 4 * N <= vec_end : k < vec_end; k += 4 * N)
-          vectors(std::integral_constant<int, 4>(), k, vec_end);
-      for (; k < vec_end; k += N) vectors(std::integral_constant<int, 1>(), k, vec_end);
-      k = vec_end;
-    }
+    int64_t k = walk_vectors<M>(N, vec_end, j.ntaps, vectors);
     for (; k < l.count; ++k) {
       const S* xk = x + lane_offset(l, k);
       T m = T(xk[j.tap_offset[0]]);
@@ -281,20 +295,14 @@ HWY_NOINLINE void avg_rows(const ForwardJob& j) {
       constexpr int U = decltype(u)::value;
       int64_t lane[U], at[U];
       hn::Vec<decltype(d)> sum[U];
-      for (int v = 0; v < U; ++v) lane[v] = std::min(k + v * N, end - N), at[v] = load_at<M>(l, lane[v]);
+      vector_starts(d, k, end, lane, U);
+      for (int v = 0; v < U; ++v) lane[v] += k, at[v] = load_at<M>(l, lane[v]);
       for (int v = 0; v < U; ++v) sum[v] = hn::Zero(d);
       for (int t = 0; t < j.ntaps; ++t)
         for (int v = 0; v < U; ++v) sum[v] = hn::Add(sum[v], load_lanes<kLoadAs<M>>(d, x + j.tap_offset[t], at[v]));
       for (int v = 0; v < U; ++v) store_values(d, hn::Div(sum[v], hn::Set(d, div)), y + lane[v]);
     };
-    int64_t k = 0;
-    if (vec_end >= N) {
-      if (j.ntaps > 8)
-        for (; M == kGroup ? k + 4 * N <= vec_end : k < vec_end; k += 4 * N)
-          vectors(std::integral_constant<int, 4>(), k, vec_end);
-      for (; k < vec_end; k += N) vectors(std::integral_constant<int, 1>(), k, vec_end);
-      k = vec_end;
-    }
+    int64_t k = walk_vectors<M>(N, vec_end, j.ntaps, vectors);
     for (; k < l.count; ++k) {
       const S* xk = x + lane_offset(l, k);
       T sum = 0;
@@ -536,14 +544,6 @@ struct PhaseSums {
     }
   }
 };
-
-// Where the U vectors from cell a start: N apart, but none past `end` - N (those overlap the ones before and
-// give their cells the same sums again).
-template <class D>
-HWY_INLINE void vector_starts(D d, int64_t a, int64_t end, int64_t* at, int U) {
-  const int64_t N = int64_t(hn::Lanes(d));
-  for (int v = 0; v < U; ++v) at[v] = std::min(a + v * N, end - N) - a;
-}
 
 template <class T, bool kCode>
 void phase_row(const PhaseSums<T, kCode>& p, T* out, int64_t len) {
