@@ -18,13 +18,14 @@ namespace {
 
 struct Options {
   std::vector<std::string> cases;  // empty: all
+  std::vector<std::string> ops;    // empty: all
   std::string layout = "both";
   int threads = 0, reps = 7;
 };
 
 void usage(FILE* out) {
   std::fprintf(out,
-               "usage: poolkit bench [--case NAME]... [--layout nchw|nhwc|both] [--threads N] [--reps N]\n"
+               "usage: poolkit bench [--case NAME]... [--op OP]... [--layout nchw|nhwc|both] [--threads N] [--reps N]\n"
                "\n"
                "Times the standard cases (seed, resnet-stem, vgg, overlap-avg, gap, adaptive, pool3d, half) and\n"
                "prints, for each operator: the median time, the effective bandwidth (inputs read once, outputs\n"
@@ -32,6 +33,8 @@ void usage(FILE* out) {
                "same run (bytes read + written). Progress goes to stderr.\n"
                "\n"
                "  --case NAME   only this case (repeatable)\n"
+               "  --op OP       only operators whose name starts with OP (repeatable): max-fwd, max-fwd-u8,\n"
+               "                max-fwd-i64, max-bwd, max-bwd-u8, max-bwd-i64, avg-fwd, avg-bwd\n"
                "  --layout L    nchw, nhwc or both (default both)\n"
                "  --threads N   threads of the CPU kernels (default: OpenMP's, e.g. OMP_NUM_THREADS)\n"
                "  --reps N      timed repetitions after one warm-up (default 7; fewer when a run is slow)\n");
@@ -176,6 +179,8 @@ int bench(int argc, char** argv) {
       return 0;
     } else if (a == "--case") {
       o.cases.push_back(value());
+    } else if (a == "--op") {
+      o.ops.push_back(value());
     } else if (a == "--layout") {
       o.layout = value();
       if (o.layout != "nchw" && o.layout != "nhwc" && o.layout != "both") fail("--layout", "must be nchw, nhwc or both");
@@ -192,11 +197,20 @@ int bench(int argc, char** argv) {
     }
   }
   std::vector<Case> all = cases(), chosen;
-  for (const Case& c : all)
-    if (o.cases.empty() || std::find(o.cases.begin(), o.cases.end(), c.name) != o.cases.end()) chosen.push_back(c);
+  auto wanted = [&](const std::string& op) {
+    return o.ops.empty() ||
+           std::any_of(o.ops.begin(), o.ops.end(), [&](const std::string& p) { return op.rfind(p, 0) == 0; });
+  };
+  for (Case c : all) {
+    if (!o.cases.empty() && std::find(o.cases.begin(), o.cases.end(), c.name) == o.cases.end()) continue;
+    c.ops.erase(std::remove_if(c.ops.begin(), c.ops.end(), [&](const std::string& op) { return !wanted(op); }),
+                c.ops.end());
+    if (!c.ops.empty()) chosen.push_back(c);
+  }
   for (const std::string& n : o.cases)
     if (std::none_of(all.begin(), all.end(), [&](const Case& c) { return n == c.name; }))
       fail("--case", "unknown case '" + n + "' (seed, resnet-stem, vgg, overlap-avg, gap, adaptive, pool3d, half)");
+  if (chosen.empty()) fail("--op", "no operator of the chosen cases starts with the names given");
   if (o.threads) set_num_threads(o.threads);
   std::vector<Layout> layouts;
   if (o.layout != "nhwc") layouts.push_back(Layout::ChannelsFirst);
