@@ -30,7 +30,11 @@ struct RowsPlan {
     else return div32.data();
   }
   bool one_window = true;           // one output whose window reads the whole plane, each cell once
+  int64_t margin_lo = 0, margin_hi = 0;  // outputs of zeros before and after each row of the plane's copies
+  bool big;  // dx beyond half the L3: not read back soon, its stores better streamed
+
   explicit RowsPlan(const Backward& bw) : b(bw), ct(bw.g3.axes[0]), ch(bw.g3.axes[1]), phase_len(bw.g3.axes[2].in) {
+    big = b.N * b.C * b.tab.t.axis.in * b.tab.h.axis.in * b.tab.w.axis.in * b.esize > (int64_t(16) << 20);
     if (!b.is_max) {
       const Axis *A = &b.g3.axes[0], *B = &b.g3.axes[1], *W = &b.g3.axes[2];
       for (int64_t ot = 0; ot < A->out; ++ot)
@@ -65,13 +69,18 @@ struct RowsPlan {
     }
     // grouped by phase as the kernel wants; a cell only ever meets taps of its own phase, in the same order
     std::stable_sort(wtaps.begin(), wtaps.end(), [](const RowTap& x, const RowTap& y) { return x.phase < y.phase; });
+    // the copies' zero margins, for the kernel's `padded` reads i = a - shift, a in [0, phase_len)
+    for (const RowTap& k : wtaps)
+      margin_lo = std::max(margin_lo, k.shift), margin_hi = std::max(margin_hi, phase_len - k.shift - a.out);
   }
 };
 
-template <class A>
+template <class T>
 void accumulate_row(const RowJob& j) {
-  if constexpr (sizeof(A) == 8) accumulate_row_f64(j);
-  else accumulate_row_f32(j);
+  if constexpr (std::is_same_v<T, float>) accumulate_row_f32(j);
+  else if constexpr (std::is_same_v<T, double>) accumulate_row_f64(j);
+  else if constexpr (std::is_same_v<T, bfloat16>) accumulate_row_bf16(j);
+  else accumulate_row_f16(j);
 }
 
 // Are the cells of a (T, H, W) plane of v at offsets 0, 1, 2, ... from its first?
@@ -87,8 +96,8 @@ void divide(const T* g, const acc_t<T>* d, acc_t<T>* q, int64_t n) {
   else divide_f16(g, d, q, n);
 }
 
-// Window-local tap ids of output row (ot, oh) into code; false when an argmax is not a cell of its window.
-// Windows whole along every axis need only a range check of the window-local forms.
+// Window-local tap ids of output row (ot, oh) into code (none: only checked); false when an argmax is not a
+// cell of its window. Windows whole along every axis need only a range check of the window-local forms.
 template <class U, class I>
 bool codes_of(const Backward& b, const U* am, int64_t ot, int64_t oh, I* code) {
   const AxisTable &At = b.tab.t, &Bt = b.tab.h, &Wt = b.tab.w;
@@ -99,17 +108,23 @@ bool codes_of(const Backward& b, const U* am, int64_t ot, int64_t oh, I* code) {
     lo = Wt.full_begin, hi = Wt.full_end;
   const uint64_t cells = uint64_t(At.axis.kernel * Bt.axis.kernel * Wt.axis.kernel);
   bool bad = false;
-  for (int64_t ow = lo; ow < hi; ++ow) {
-    const int64_t v = int64_t(am[ow * as]);
-    bad |= uint64_t(v) >= cells;
-    code[ow] = I(v);
+  if (!code && as == 1) {  // read as unsigned, a negative code is above any cell count
+    std::make_unsigned_t<U> top = 0;
+    for (int64_t ow = lo; ow < hi; ++ow) top = std::max(top, std::make_unsigned_t<U>(am[ow]));
+    bad = hi > lo && uint64_t(top) >= cells;
+  } else {
+    for (int64_t ow = lo; ow < hi; ++ow) {
+      const int64_t v = int64_t(am[ow * as]);
+      bad |= uint64_t(v) >= cells;
+      if (code) code[ow] = I(v);
+    }
   }
   for (int64_t ow = 0; ow < OW; ++ow) {
     if (ow == lo && hi > lo) ow = hi;
     if (ow >= OW) break;
     const int64_t id = local_tap(b, int64_t(am[ow * as]), ot, oh, ow);
     bad |= id < 0;
-    code[ow] = I(id);
+    if (code) code[ow] = I(id);
   }
   return !bad;
 }
@@ -127,7 +142,7 @@ bool codes(const Backward& b, int64_t n, int64_t c, int64_t ot, int64_t oh, I* c
 // Per-thread buffers, looked up once per task (thread-local lookups cost more than a small plane's work).
 template <class A>
 struct Scratch {
-  std::vector<A> q, acc, row;  // row: dx rows before their narrowing to 16 bits
+  std::vector<A> q, acc;
   std::vector<code_t<A>> code;
   std::vector<RowTerm> terms;
   std::vector<int> row_terms;  // per dx row of a plane's t, into terms
@@ -139,23 +154,47 @@ void trim(Scratch<A>& s) {
   if (s.q.capacity() * sizeof(A) + s.code.capacity() * sizeof(code_t<A>) > (size_t(64) << 20)) s = Scratch<A>{};
 }
 
+// The saved argmax rows of a plane, copied as they are (window-local forms, float32 sums: the kernel's codes).
+template <class U>
+void copy_codes(const Backward& b, int64_t n, int64_t c, int64_t ot, int64_t oh, U* out) {
+  const U* am = b.am.at<U>(b.am.offset(n, c, ot, oh, 0));
+  const int64_t as = b.am.s[4], OW = b.tab.w.axis.out;
+  if (as == 1) std::copy(am, am + OW, out);
+  else for (int64_t ow = 0; ow < OW; ++ow) out[ow] = am[ow * as];
+}
+
 template <class T>
 bool plane(const RowsPlan& p, Scratch<acc_t<T>>& scratch, int64_t n, int64_t c) {
   using A = acc_t<T>;
   using I = code_t<A>;
-  auto& [q, acc, row, code, terms, row_terms] = scratch;
+  auto& [q, acc, code, terms, row_terms] = scratch;
   const Backward& b = p.b;
   const AxisTable &At = b.tab.t, &Bt = b.tab.h, &Wt = b.tab.w;
   const int64_t OT = At.axis.out, OH = Bt.axis.out, OW = Wt.axis.out, WI = Wt.axis.in;
-  q.resize(size_t(OT * OH * OW));
-  if (b.is_max) code.resize(q.size());
-  // q: dy (divided for average) in the accumulation type, by one call for the whole plane when its cells are in
-  // a row, else row by row
-  const bool packed = cells_in_a_row(b.dy, OT, OH, OW);
-  auto to_q = [&](const T* g, int64_t gs, int64_t k, int64_t count) {
-    A* qr = scratch.q.data() + k;  // (not q: clang 14 cannot capture a structured binding)
+  // Copies: dy (divided for average) in the accumulation type, the argmax as tap ids, both checked and compact,
+  // rows `stride` apart -- for float32 sums the window-local argmax as it is (a valid code is its tap id; the
+  // check reads it in place). Strided windows pad the rows with zeros for the kernel (phase rows have more
+  // cells at their ends than a stride-1 row's two, which one call for the plane's q outweighs).
+  const bool vec = !p.wtaps.empty() && !p.one_window, padded = vec && p.phases > 1;
+  const int64_t lo = padded ? p.margin_lo : 0, stride = padded ? lo + OW + p.margin_hi : OW, rows = OT * OH;
+  const bool raw = b.is_max && vec && sizeof(A) == 4 && b.form != IndexForm::I64;
+  const int64_t code_size = raw ? form_bytes(b.form) : int64_t(sizeof(I));
+  q.resize(size_t(rows * stride));
+  if (stride != OW)
+    for (int64_t r = 0; r < rows; ++r) {
+      std::fill_n(q.data() + r * stride, lo, A(0));
+      std::fill_n(q.data() + r * stride + lo + OW, stride - lo - OW, A(0));
+    }
+  if (b.is_max) code.resize(size_t((rows * stride * code_size + int64_t(sizeof(I)) - 1) / int64_t(sizeof(I))));
+  char* code_base = reinterpret_cast<char*>(code.data());
+  auto q_row = [&](int64_t r) { return scratch.q.data() + r * stride + lo; };  // (scratch.q: clang 14 cannot
+  auto code_row = [&](int64_t r) { return code_base + (r * stride + lo) * code_size; };  // capture `q`)
+  // q of the whole plane by one call when neither side has gaps between rows
+  const bool packed = stride == OW && cells_in_a_row(b.dy, OT, OH, OW);
+  auto to_q = [&](const T* g, int64_t gs, int64_t r, int64_t count) {
+    A* qr = q_row(r);
     if (!b.is_max) {
-      const A* d = p.template divisors<A>() + k;
+      const A* d = p.template divisors<A>() + r * OW;
       if (gs == 1) divide(g, d, qr, count);
       else for (int64_t i = 0; i < count; ++i) qr[i] = A(g[i * gs]) / d[i];
     } else if (gs != 1) {
@@ -166,11 +205,20 @@ bool plane(const RowsPlan& p, Scratch<acc_t<T>>& scratch, int64_t n, int64_t c) 
       std::copy(g, g + count, qr);
     }
   };
-  if (packed) to_q(b.dy.at<T>(b.dy.offset(n, c, 0, 0, 0)), 1, 0, OT * OH * OW);
-  for (int64_t ot = 0, k = 0; ot < OT; ++ot)
-    for (int64_t oh = 0; oh < OH; ++oh, k += OW) {
-      if (!packed) to_q(b.dy.at<T>(b.dy.offset(n, c, ot, oh, 0)), b.dy.s[4], k, OW);
-      if (b.is_max && !codes(b, n, c, ot, oh, code.data() + k)) return false;
+  if (packed) to_q(b.dy.at<T>(b.dy.offset(n, c, 0, 0, 0)), 1, 0, rows * OW);
+  for (int64_t ot = 0; ot < OT; ++ot)
+    for (int64_t oh = 0; oh < OH; ++oh) {
+      const int64_t r = ot * OH + oh;
+      if (!packed) to_q(b.dy.at<T>(b.dy.offset(n, c, ot, oh, 0)), b.dy.s[4], r, OW);
+      if (!b.is_max) continue;
+      if (!codes(b, n, c, ot, oh, raw ? static_cast<I*>(nullptr) : reinterpret_cast<I*>(code_row(r)))) return false;
+      if (raw) {
+        switch (b.form) {
+          case IndexForm::U8: copy_codes(b, n, c, ot, oh, reinterpret_cast<uint8_t*>(code_row(r))); break;
+          case IndexForm::I16: copy_codes(b, n, c, ot, oh, reinterpret_cast<int16_t*>(code_row(r))); break;
+          default: copy_codes(b, n, c, ot, oh, reinterpret_cast<int32_t*>(code_row(r))); break;
+        }
+      }
     }
   if (p.one_window) {  // global pooling: the plane is a single window
     const A v = b.is_max ? A(0) : A(0) + q[0];  // 0 + g, as a sum: -0 becomes +0
@@ -193,9 +241,6 @@ bool plane(const RowsPlan& p, Scratch<acc_t<T>>& scratch, int64_t n, int64_t c) 
   }
   acc.resize(size_t(p.phases * p.phase_len));
   const int64_t xs = b.dx.s[4];
-  // the kernel writes dx itself, or (16-bit) a float row narrowed into dx
-  const bool direct = xs == 1;
-  if (!std::is_same_v<T, A>) row.resize(size_t(Bt.axis.in * WI));
   RowJob j;
   j.acc = acc.data();
   j.terms = terms.data();
@@ -204,6 +249,9 @@ bool plane(const RowsPlan& p, Scratch<acc_t<T>>& scratch, int64_t n, int64_t c) 
   j.phases = p.phases;
   j.phase_len = p.phase_len;
   j.width = WI;
+  j.code_form = raw ? b.form : sizeof(A) == 8 ? IndexForm::I64 : IndexForm::I32;
+  j.padded = padded;
+  j.stream = p.big && padded;  // (stride 1 sums more terms a cell: its staging copy cost more than it saved)
   const int64_t H = Bt.axis.in;
   for (int64_t t = 0; t < At.axis.in; ++t) {
     // the terms of every dx row (t, h): its covering output rows, in increasing order
@@ -211,29 +259,23 @@ bool plane(const RowsPlan& p, Scratch<acc_t<T>>& scratch, int64_t n, int64_t c) 
     for (int64_t h = 0; h < H; ++h) {
       for (int64_t x0 = p.ct.begin[t]; x0 < p.ct.begin[t + 1]; ++x0)
         for (int64_t x1 = p.ch.begin[h]; x1 < p.ch.begin[h + 1]; ++x1) {
-          const int64_t row = (p.ct.o[x0] * OH + p.ch.o[x1]) * OW;
-          terms.push_back({q.data() + row, b.is_max ? code.data() + row : nullptr,
-                           b.tab.local(p.ct.j[x0], p.ch.j[x1], 0)});
+          const int64_t r = p.ct.o[x0] * OH + p.ch.o[x1];
+          terms.push_back({q_row(r), b.is_max ? code_row(r) : nullptr, b.tab.local(p.ct.j[x0], p.ch.j[x1], 0)});
         }
       row_terms.push_back(int(terms.size()));
     }
     j.terms = terms.data();
-    if (!p.wtaps.empty() && direct) {  // all rows in one call (16 bits: into float rows, then narrowed)
-      T* dx = b.dx.at<T>(b.dx.offset(n, c, t, 0, 0));
+    if (vec && xs == 1) {  // all rows in one call
       j.rows = int(H), j.row_terms = row_terms.data();
-      j.dx = std::is_same_v<T, A> ? static_cast<void*>(dx) : row.data();
-      j.dx_row_step = std::is_same_v<T, A> ? b.dx.s[3] : WI;
-      accumulate_row<A>(j);
-      if constexpr (!std::is_same_v<T, A>) {
-        if (b.dx.s[3] == WI) narrow_from_f32(b.dtype, row.data(), dx, H * WI);
-        else for (int64_t h = 0; h < H; ++h) narrow_from_f32(b.dtype, row.data() + h * WI, dx + h * b.dx.s[3], WI);
-      }
+      j.dx = b.dx.at<T>(b.dx.offset(n, c, t, 0, 0));
+      j.dx_row_step = b.dx.s[3];
+      accumulate_row<T>(j);
       continue;
     }
     for (int64_t h = 0; h < H; ++h) {
       const RowTerm *first = terms.data() + row_terms[size_t(h)], *end = terms.data() + row_terms[size_t(h + 1)];
       T* dx = b.dx.at<T>(b.dx.offset(n, c, t, h, 0));
-      if (p.wtaps.empty()) {
+      if (!vec) {
         std::fill(acc.begin(), acc.end(), A(0));
         for (const RowTerm* term = first; term < end; ++term) {
           const A* qr = static_cast<const A*>(term->q);
@@ -246,7 +288,7 @@ bool plane(const RowsPlan& p, Scratch<acc_t<T>>& scratch, int64_t n, int64_t c) 
         j.rows = 1, j.row_terms = nullptr;
         j.terms = first, j.nterms = int(end - first);
         j.dx = nullptr;
-        accumulate_row<A>(j);
+        accumulate_row<T>(j);
       }
       for (int64_t ph = 0; ph < p.phases; ++ph)
         for (int64_t w = ph, i = ph * p.phase_len; w < WI; w += p.phases, ++i) dx[w * xs] = T(acc[size_t(i)]);
@@ -286,7 +328,6 @@ bool global_average(const RowsPlan& p) {
   const Backward& b = p.b;
   const int64_t planes = b.N * b.C, cells = b.tab.t.axis.in * b.tab.h.axis.in * b.tab.w.axis.in;
   const int64_t ystep = plane_step(b.dy, b.N, b.C);
-  const bool stream = planes * cells * int64_t(sizeof(A)) > (int64_t(16) << 20);  // beyond half the L3
   const A d = p.template divisors<A>()[0];
   const int64_t chunk = 4096;
   return parallel_for((planes + chunk - 1) / chunk, b.work, [&](int64_t task) {
@@ -295,10 +336,21 @@ bool global_average(const RowsPlan& p) {
     v.resize(size_t(n));
     for (int64_t i = 0; i < n; ++i) v[size_t(i)] = A(0) + *b.dy.at<A>((p0 + i) * ystep) / d;
     A* out = b.dx.at<A>(p0 * cells);
-    if constexpr (sizeof(A) == 8) fill_planes_f64(v.data(), n, cells, out, stream);
-    else fill_planes_f32(v.data(), n, cells, out, stream);
+    if constexpr (sizeof(A) == 8) fill_planes_f64(v.data(), n, cells, out, p.big);
+    else fill_planes_f32(v.data(), n, cells, out, p.big);
     return true;
   });
+}
+
+// Asks for the next plane's dy and argmax while this one is summed: the copies of a plane then find them in the
+// cache instead of waiting on memory, one short stream after another.
+void prefetch_plane(const Backward& b, int64_t n, int64_t c) {
+  const int64_t cells = b.tab.t.axis.out * b.tab.h.axis.out * b.tab.w.axis.out;
+  const char* dy = b.dy.at<char>(b.dy.offset(n, c, 0, 0, 0));
+  for (int64_t k = 0; k < cells * b.esize; k += 64) __builtin_prefetch(dy + k);
+  if (!b.is_max) return;
+  const char* am = b.am.at<char>(b.am.offset(n, c, 0, 0, 0));
+  for (int64_t k = 0; k < cells * form_bytes(b.form); k += 64) __builtin_prefetch(am + k);
 }
 
 }  // namespace
@@ -314,12 +366,15 @@ bool rows_backward(const Backward& b) {
   // small planes go several to a task
   const int64_t planes = b.N * b.C, per_plane = b.work / std::max<int64_t>(1, planes);
   const int64_t chunk = std::max<int64_t>(1, 4096 / std::max<int64_t>(1, per_plane));
+  const int64_t OT = b.tab.t.axis.out, OH = b.tab.h.axis.out, OW = b.tab.w.axis.out;
+  const bool prefetch = cells_in_a_row(b.dy, OT, OH, OW) && (!b.is_max || cells_in_a_row(b.am, OT, OH, OW));
   return parallel_for((planes + chunk - 1) / chunk, b.work, [&](int64_t task) {
     thread_local Scratch<float> s32;
     thread_local Scratch<double> s64;
     bool ok = true;
     for (int64_t i = task * chunk; i < std::min(planes, (task + 1) * chunk) && ok; ++i) {
       const int64_t n = i / b.C, c = i % b.C;
+      if (prefetch && i + 1 < planes) prefetch_plane(b, (i + 1) / b.C, (i + 1) % b.C);
       switch (b.dtype) {
         case DType::f32: ok = plane<float>(p, s32, n, c); break;
         case DType::f64: ok = plane<double>(p, s64, n, c); break;

@@ -7,11 +7,13 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <optional>
 #include <vector>
 
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "src/cpu/kernels.cpp"
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
+#include <hwy/aligned_allocator.h>
 #include <hwy/cache_control.h>
 #include <hwy/highway.h>
 
@@ -89,19 +91,19 @@ template <class S> constexpr bool kBF16 = std::is_same_v<S, bfloat16>;
 #define POOLKIT_F16C 0
 #endif
 
-template <class D, class S>
-HWY_INLINE void store_values(D d, hn::Vec<D> v, S* p) {
-  if constexpr (!kBF16<S> && kHalf<S> && POOLKIT_F16C) {
-    const hn::Rebind<hwy::float16_t, D> dh;
-    hn::StoreU(hn::DemoteTo(dh, v), dh, reinterpret_cast<hwy::float16_t*>(p));
-  } else if constexpr (kHalf<S>) {
-    const hn::Rebind<uint16_t, D> d16;
-    hn::StoreU(hn::DemoteTo(d16, narrow_lanes(d, v, kBF16<S>)), d16, reinterpret_cast<uint16_t*>(p));
-  } else {
-    hn::StoreU(v, d, p);
-  }
+// float lanes as the 16-bit patterns of S.
+template <class S, class D>
+HWY_INLINE hn::Vec<hn::Rebind<uint16_t, D>> bits16(D d, hn::Vec<D> v) {
+  const hn::Rebind<uint16_t, D> d16;
+  if constexpr (!kBF16<S> && POOLKIT_F16C) return hn::BitCast(d16, hn::DemoteTo(hn::Rebind<hwy::float16_t, D>(), v));
+  else return hn::DemoteTo(d16, narrow_lanes(d, v, kBF16<S>));
 }
 
+template <class D, class S>
+HWY_INLINE void store_values(D d, hn::Vec<D> v, S* p) {
+  if constexpr (kHalf<S>) hn::StoreU(bits16<S>(d, v), hn::Rebind<uint16_t, D>(), reinterpret_cast<uint16_t*>(p));
+  else hn::StoreU(v, d, p);
+}
 
 // 16-bit patterns of S (in u16 lanes) widened to float.
 template <class D, class S, class V16>
@@ -496,31 +498,43 @@ void gather_backward(const GatherJob& j) {
   }
 }
 
+// A vector of term codes from p: the saved argmax's own narrow form widened, or copies of the lanes' width.
+template <class DI, class C>
+HWY_INLINE hn::Vec<DI> load_codes(DI di, const C* p) {
+  if constexpr (sizeof(C) == sizeof(hn::TFromD<DI>)) return hn::LoadU(di, reinterpret_cast<const hn::TFromD<DI>*>(p));
+  else return hn::PromoteTo(di, hn::LoadU(hn::Rebind<C, DI>(), p));
+}
+
 // The sums of one phase row of accumulate_row, from its taps [t0, t1) (all of that phase). Cells [v0, v1),
 // which every tap reaches, go by vectors, all terms and taps summed in registers; the few at the ends one at a
-// time. Vectors go U at a time, their sums interleaved (each is a chain of dependent additions).
-template <class T, bool kCode>
+// time (every cell by vectors when the rows are padded). Vectors go U at a time, their sums interleaved (each is
+// a chain of dependent additions). Codes are C (void: average, none).
+template <class T, class C>
 struct PhaseSums {
   using TI = hwy::MakeSigned<T>;
   using D = hn::ScalableTag<T>;
+  static constexpr bool kCode = !std::is_void_v<C>;
   static constexpr int U = 4;
   const RowTerm* terms = nullptr;  // the row's
   int nterms = 0;
   const RowTap *t0, *t1;
   int64_t v0 = 0, v1;
 
-  PhaseSums(const RowTap* first, const RowTap* end, int64_t len) : t0(first), t1(end), v1(len) {
-    for (const RowTap* k = t0; k < t1; ++k) v0 = std::max(v0, k->lo + k->shift), v1 = std::min(v1, k->hi + k->shift);
+  PhaseSums(const RowTap* first, const RowTap* end, int64_t len, bool padded) : t0(first), t1(end), v1(len) {
+    if (!padded)
+      for (const RowTap* k = t0; k < t1; ++k) v0 = std::max(v0, k->lo + k->shift), v1 = std::min(v1, k->hi + k->shift);
     if (t0 == t1 || v1 - v0 < int64_t(hn::Lanes(D()))) v0 = v1 = len;
   }
   T cell(int64_t a) const {
     T v = 0;
     for (int t = 0; t < nterms; ++t) {
       const T* q = static_cast<const T*>(terms[t].q);
-      const TI* code = static_cast<const TI*>(terms[t].code);
       for (const RowTap* k = t0; k < t1; ++k) {
         const int64_t i = a - k->shift;
-        if (i >= k->lo && i < k->hi && (!kCode || code[i] == TI(terms[t].want_base + k->jw))) v += q[i];
+        if (i < k->lo || i >= k->hi) continue;
+        if constexpr (kCode)
+          if (int64_t(static_cast<const C*>(terms[t].code)[i]) != terms[t].want_base + k->jw) continue;
+        v += q[i];
       }
     }
     return v;
@@ -532,12 +546,13 @@ struct PhaseSums {
     for (int v = 0; v < U; ++v) sum[v] = hn::Zero(d);
     for (int t = 0; t < nterms; ++t) {
       const T* q = static_cast<const T*>(terms[t].q) + a;
-      const TI* code = kCode ? static_cast<const TI*>(terms[t].code) + a : nullptr;  // (average: none)
+      [[maybe_unused]] const C* code = nullptr;  // (average: none)
+      if constexpr (kCode) code = static_cast<const C*>(terms[t].code) + a;
       for (const RowTap* k = t0; k < t1; ++k) {
         [[maybe_unused]] const auto want = hn::Set(di, TI(terms[t].want_base + k->jw));
         for (int v = 0; v < U; ++v) {
           auto g = hn::LoadU(d, q - k->shift + at[v]);
-          if constexpr (kCode) g = hn::IfThenElseZero(hn::RebindMask(d, hn::LoadU(di, code - k->shift + at[v]) == want), g);
+          if constexpr (kCode) g = hn::IfThenElseZero(hn::RebindMask(d, load_codes(di, code - k->shift + at[v]) == want), g);
           sum[v] = hn::Add(sum[v], g);
         }
       }
@@ -545,35 +560,36 @@ struct PhaseSums {
   }
 };
 
-template <class T, bool kCode>
-void phase_row(const PhaseSums<T, kCode>& p, T* out, int64_t len) {
+// Phase row into out: the accumulation row (T), or dx itself (O) when there is one phase.
+template <class T, class C, class O>
+void phase_row(const PhaseSums<T, C>& p, O* out, int64_t len) {
   const hn::ScalableTag<T> d;
-  constexpr int U = PhaseSums<T, kCode>::U;
+  constexpr int U = PhaseSums<T, C>::U;
   int64_t a = 0;
-  for (; a < p.v0; ++a) out[a] = p.cell(a);
+  for (; a < p.v0; ++a) out[a] = O(p.cell(a));
   for (; a < p.v1; a += U * int64_t(hn::Lanes(d))) {
     int64_t at[U];
     hn::Vec<decltype(d)> sum[U];
     vector_starts(d, a, p.v1, at, U);
     p.vectors(a, at, sum);
-    for (int v = 0; v < U; ++v) hn::StoreU(sum[v], d, out + a + at[v]);
+    for (int v = 0; v < U; ++v) store_values(d, sum[v], out + a + at[v]);
   }
-  for (a = p.v1; a < len; ++a) out[a] = p.cell(a);
+  for (a = p.v1; a < len; ++a) out[a] = O(p.cell(a));
 }
 
 // Stride 2 straight into dx: both phase rows' sums at once, interleaved in registers. False when the phases
 // share too few cells that go by vectors.
-template <class T, bool kCode>
-bool two_phases(const PhaseSums<T, kCode>& p0, const PhaseSums<T, kCode>& p1, T* dx, int64_t width, int64_t len) {
+template <class T, class C, class O>
+bool two_phases(const PhaseSums<T, C>& p0, const PhaseSums<T, C>& p1, O* dx, int64_t width, int64_t len) {
 #if HWY_TARGET != HWY_SCALAR
   const hn::ScalableTag<T> d;
-  constexpr int U = PhaseSums<T, kCode>::U;
+  constexpr int U = PhaseSums<T, C>::U;
   const int64_t N = int64_t(hn::Lanes(d));
   const int64_t lo = std::max(p0.v0, p1.v0), hi = std::min({p0.v1, p1.v1, width / 2});
   if (hi - lo < N) return false;
   auto cells = [&](int64_t a) {
-    if (2 * a < width) dx[2 * a] = p0.cell(a);
-    if (2 * a + 1 < width) dx[2 * a + 1] = p1.cell(a);
+    if (2 * a < width) dx[2 * a] = O(p0.cell(a));
+    if (2 * a + 1 < width) dx[2 * a + 1] = O(p1.cell(a));
   };
   int64_t a = 0;
   for (; a < lo; ++a) cells(a);
@@ -583,7 +599,15 @@ bool two_phases(const PhaseSums<T, kCode>& p0, const PhaseSums<T, kCode>& p1, T*
     vector_starts(d, a, hi, at, U);
     p0.vectors(a, at, s0);
     p1.vectors(a, at, s1);
-    for (int v = 0; v < U; ++v) hn::StoreInterleaved2(s0[v], s1[v], d, dx + 2 * (a + at[v]));
+    for (int v = 0; v < U; ++v) {
+      if constexpr (kHalf<O>) {
+        const hn::Rebind<uint16_t, decltype(d)> d16;
+        hn::StoreInterleaved2(bits16<O>(d, s0[v]), bits16<O>(d, s1[v]), d16,
+                              reinterpret_cast<uint16_t*>(dx + 2 * (a + at[v])));
+      } else {
+        hn::StoreInterleaved2(s0[v], s1[v], d, dx + 2 * (a + at[v]));
+      }
+    }
   }
   for (a = hi; a < len; ++a) cells(a);
   return true;
@@ -593,26 +617,88 @@ bool two_phases(const PhaseSums<T, kCode>& p0, const PhaseSums<T, kCode>& p1, T*
 #endif
 }
 
-template <class T, bool kCode>
+// A contiguous range of memory written through a small cached buffer: whole aligned 64-byte lines go out by
+// streaming stores (no read of a line before it is written), the partial lines at the range's ends by ordinary
+// stores. Stage bytes with `next`, then `commit` them.
+class LineStream {
+ public:
+  explicit LineStream(void* dst) : dst_(static_cast<uint8_t*>(dst)) {}
+  ~LineStream() {
+    flush(true);
+    if (streamed_) hwy::FlushStream();
+  }
+  uint8_t* next(int64_t bytes) {
+    if (used_ + bytes > kCapacity) flush(false);
+    return buffer(used_ + bytes) + used_;
+  }
+  void commit(int64_t bytes) { used_ += bytes; }
+
+ private:
+  static constexpr int64_t kLine = 64, kCapacity = 16 << 10;
+  // the thread's staging buffer (one stream at a time per thread), grown keeping its bytes
+  static uint8_t* buffer(int64_t bytes) {
+    thread_local hwy::AlignedFreeUniquePtr<uint8_t[]> buf;
+    thread_local int64_t cap = 0;
+    if (bytes > cap) {
+      const int64_t grown = std::max(bytes, kCapacity);
+      auto bigger = hwy::AllocateAligned<uint8_t>(size_t(grown));
+      if (cap) std::memcpy(bigger.get(), buf.get(), size_t(cap));
+      buf = std::move(bigger), cap = grown;
+    }
+    return buf.get();
+  }
+  void flush(bool last) {
+    uint8_t* buf = buffer(used_);
+    const hn::ScalableTag<uint8_t> d;
+    const int64_t N = int64_t(hn::Lanes(d));
+    // ordinary stores up to the first line boundary, whole lines streamed, the rest kept (stored at the end)
+    int64_t k = std::min(used_, int64_t((kLine - reinterpret_cast<uintptr_t>(dst_) % kLine) % kLine));
+    std::memcpy(dst_, buf, size_t(k));
+    const int64_t lines_end = k + (used_ - k) / kLine * kLine;
+    if (kLine % N == 0)
+      for (; k < lines_end; k += N) hn::Stream(hn::LoadU(d, buf + k), d, dst_ + k), streamed_ = true;
+    if (last) std::memcpy(dst_ + k, buf + k, size_t(used_ - k)), k = used_;
+    std::memmove(buf, buf + k, size_t(used_ - k));
+    dst_ += k, used_ -= k;
+  }
+  uint8_t* dst_;
+  int64_t used_ = 0;
+  bool streamed_ = false;
+};
+
+template <class T, class C, class O>
 void accumulate_row(const RowJob& j) {
   T* acc = static_cast<T*>(j.acc);
   const int64_t L = j.phase_len, S = j.phases;
-  thread_local std::vector<PhaseSums<T, kCode>> phase;
+  thread_local std::vector<PhaseSums<T, C>> phase;
   phase.clear();
   for (const RowTap* k = j.taps; int64_t(phase.size()) < S;) {
     const RowTap* k0 = k;
     while (k < j.taps + j.ntaps && k->phase == int64_t(phase.size())) ++k;
-    phase.emplace_back(k0, k, L);
+    phase.emplace_back(k0, k, L, j.padded);
   }
+  // with `stream`, rows back to back form one range
+  std::optional<LineStream> out;
+  const bool one_range = j.stream && j.dx && (j.rows == 1 || j.dx_row_step == j.width);
+  if (one_range) out.emplace(j.dx);
+  const int64_t row_bytes = j.width * int64_t(sizeof(O));
   for (int r = 0; r < j.rows; ++r) {
     const int first = j.row_terms ? j.row_terms[r] : 0;
     for (auto& p : phase) p.terms = j.terms + first, p.nterms = j.row_terms ? j.row_terms[r + 1] - first : j.nterms;
-    T* dx = j.dx ? static_cast<T*>(j.dx) + r * j.dx_row_step : nullptr;
-    if (dx && S == 2 && two_phases(phase[0], phase[1], dx, j.width, L)) continue;
-    for (int64_t ph = 0; ph < S; ++ph) phase_row(phase[size_t(ph)], dx && S == 1 ? dx : acc + ph * L, L);
-    if (!dx || S == 1) continue;
-    for (int64_t ph = 0; ph < S; ++ph)
-      for (int64_t i = 0, x = ph; x < j.width; ++i, x += S) dx[x] = acc[ph * L + i];
+    O* dx = j.dx ? static_cast<O*>(j.dx) + r * j.dx_row_step : nullptr;
+    if (dx && j.stream && !one_range) out.emplace(dx);
+    if (out) dx = reinterpret_cast<O*>(out->next(row_bytes));
+    if (dx && S == 2 && two_phases(phase[0], phase[1], dx, j.width, L)) {
+    } else if (dx && S == 1) {
+      phase_row(phase[0], dx, L);
+    } else {
+      for (int64_t ph = 0; ph < S; ++ph) phase_row(phase[size_t(ph)], acc + ph * L, L);
+      if (dx)
+        for (int64_t ph = 0; ph < S; ++ph)
+          for (int64_t i = 0, x = ph; x < j.width; ++i, x += S) dx[x] = O(acc[ph * L + i]);
+    }
+    if (out) out->commit(row_bytes);
+    if (out && !one_range) out.reset();
   }
 }
 
@@ -621,11 +707,14 @@ void divide(const void* gp, const compute_t<S>* dv, compute_t<S>* q, int64_t n, 
   const hn::ScalableTag<compute_t<S>> d;
   const int64_t N = int64_t(hn::Lanes(d));
   const S* g = static_cast<const S*>(gp);
+  // (the last vector ends at n, over lanes the one before gave the same quotients)
+  auto at = [&](int64_t i) { return std::min(i, n - N); };
   int64_t i = 0;
-  if (group == 1)
-    for (; i + N <= n; i += N) hn::StoreU(hn::Div(load_lanes<kUnit>(d, g, i), hn::LoadU(d, dv + i)), d, q + i);
-  else if (group % N == 0)  // a vector lies inside one group
-    for (; i + N <= n; i += N) hn::StoreU(hn::Div(load_lanes<kUnit>(d, g, i), hn::Set(d, dv[i / group])), d, q + i);
+  if (n >= N && group == 1)
+    for (; i < n; i += N) hn::StoreU(hn::Div(load_lanes<kUnit>(d, g, at(i)), hn::LoadU(d, dv + at(i))), d, q + at(i));
+  else if (n >= N && group % N == 0)  // a vector lies inside one group
+    for (; i < n; i += N)
+      hn::StoreU(hn::Div(load_lanes<kUnit>(d, g, at(i)), hn::Set(d, dv[at(i) / group])), d, q + at(i));
   for (; i < n; ++i) q[i] = compute_t<S>(g[i]) / dv[i / group];
 }
 
@@ -722,16 +811,28 @@ void GatherAvgBackwardF32(const GatherJob& j) { gather_backward<float, float, fa
 void GatherAvgBackwardF64(const GatherJob& j) { gather_backward<double, double, false>(j); }
 void GatherAvgBackwardBF16(const GatherJob& j) { gather_backward<float, bfloat16, false>(j); }
 void GatherAvgBackwardF16(const GatherJob& j) { gather_backward<float, float16, false>(j); }
-template <class T>
-void accumulate_row(const RowJob& j) {
+// Codes: none (average), the saved argmax's rows (U8, I16, I32) or copies of the lanes' width.
+template <class T, class O>
+void accumulate_row_by_code(const RowJob& j) {
   const int nterms = j.row_terms ? j.row_terms[j.rows] : j.nterms;
-  nterms > 0 && j.terms[0].code ? accumulate_row<T, true>(j) : accumulate_row<T, false>(j);
+  if (nterms == 0 || !j.terms[0].code) return accumulate_row<T, void, O>(j);
+  if constexpr (sizeof(T) == 8) {
+    accumulate_row<T, int64_t, O>(j);
+  } else {
+    switch (j.code_form) {
+      case IndexForm::U8: return accumulate_row<T, uint8_t, O>(j);
+      case IndexForm::I16: return accumulate_row<T, int16_t, O>(j);
+      default: return accumulate_row<T, int32_t, O>(j);
+    }
+  }
 }
 bool LocalCodes(const LocalCodeJob& j) { return local_codes(j); }
 void FillPlanesF32(const float* v, int64_t p, int64_t c, float* out, bool s) { fill_planes(v, p, c, out, s); }
 void FillPlanesF64(const double* v, int64_t p, int64_t c, double* out, bool s) { fill_planes(v, p, c, out, s); }
-void AccumulateRowF32(const RowJob& j) { accumulate_row<float>(j); }
-void AccumulateRowF64(const RowJob& j) { accumulate_row<double>(j); }
+void AccumulateRowF32(const RowJob& j) { accumulate_row_by_code<float, float>(j); }
+void AccumulateRowF64(const RowJob& j) { accumulate_row_by_code<double, double>(j); }
+void AccumulateRowBF16(const RowJob& j) { accumulate_row_by_code<float, bfloat16>(j); }
+void AccumulateRowF16(const RowJob& j) { accumulate_row_by_code<float, float16>(j); }
 void DivideF32(const void* g, const float* d, float* q, int64_t n, int64_t group) { divide<float>(g, d, q, n, group); }
 void DivideBF16(const void* g, const float* d, float* q, int64_t n, int64_t group) { divide<bfloat16>(g, d, q, n, group); }
 void DivideF16(const void* g, const float* d, float* q, int64_t n, int64_t group) { divide<float16>(g, d, q, n, group); }
@@ -767,6 +868,8 @@ POOLKIT_DISPATCH(GatherAvgBackwardBF16, gather_avg_backward_bf16, GatherJob)
 POOLKIT_DISPATCH(GatherAvgBackwardF16, gather_avg_backward_f16, GatherJob)
 POOLKIT_DISPATCH(AccumulateRowF32, accumulate_row_f32, RowJob)
 POOLKIT_DISPATCH(AccumulateRowF64, accumulate_row_f64, RowJob)
+POOLKIT_DISPATCH(AccumulateRowBF16, accumulate_row_bf16, RowJob)
+POOLKIT_DISPATCH(AccumulateRowF16, accumulate_row_f16, RowJob)
 #undef POOLKIT_DISPATCH
 HWY_EXPORT(FillPlanesF32);
 HWY_EXPORT(FillPlanesF64);

@@ -106,13 +106,18 @@ void gather_avg_backward_bf16(const GatherJob& job);
 void gather_avg_backward_f16(const GatherJob& job);
 
 // One dx row of the channels-first row accumulation (backward_rows.cpp). The row is made of `phases` phase rows
-// of `phase_len` cells (float32 with int32 codes, or float64 with int64 codes); cell a of phase row p is the
-// sum, from +0, over each term (an output row, in order) and each tap of phase p (in order) with i = a - shift
-// in [lo, hi), of (code == nullptr || code[i] == want_base + jw ? q[i] : 0). Adding +0 leaves a sum that
-// started at +0 as it was, so the terms that count arrive in the order given. Taps come grouped by phase. The
-// phase rows go to acc; when dx is given (contiguous, the accumulation type) the row is written there instead:
-// dx[w] = cell w / phases of phase row w % phases, for w < width (acc then only serves phases > 1). With
-// row_terms, `rows` dx rows (dx_row_step apart) in one call, row r from terms [row_terms[r], row_terms[r + 1]).
+// of `phase_len` cells; cell a of phase row p is the sum, from +0, over each term (an output row, in order) and
+// each tap of phase p (in order) with i = a - shift in [lo, hi), of (code == nullptr || code[i] == want_base +
+// jw ? q[i] : 0), in float32 (float64 for float64 dx). Adding +0 leaves a sum that started at +0 as it was, so
+// the terms that count arrive in the order given. Taps come grouped by phase. q is in float32 (float64 for
+// float64 dx); codes in code_form: U8, I16 or I32 (float64 dx: I64). With `padded`, q and code rows can be read
+// at every i = a - shift of every cell a < phase_len, q being 0 outside [0, outputs), so that every cell goes
+// by vectors without the [lo, hi) test (for a cell inside the plane, the i of a tap inside [0, outputs) are its
+// [lo, hi); cells past the plane's end are not written). The phase
+// rows go to acc (the accumulation type); when dx is given (contiguous) the row is written there instead: dx[w]
+// = cell w / phases of phase row w % phases, for w < width (acc then only serves phases > 1). With row_terms,
+// `rows` dx rows (dx_row_step apart) in one call, row r from terms [row_terms[r], row_terms[r + 1]). With
+// `stream`, dx goes out by streaming stores where lines are whole (dx too large to stay in the cache).
 struct RowTerm {
   const void* q = nullptr;
   const void* code = nullptr;
@@ -133,9 +138,14 @@ struct RowJob {
   int rows = 1;
   const int* row_terms = nullptr;
   int64_t dx_row_step = 0;
+  IndexForm code_form = IndexForm::I32;
+  bool padded = false;
+  bool stream = false;
 };
 void accumulate_row_f32(const RowJob& job);
 void accumulate_row_f64(const RowJob& job);
+void accumulate_row_bf16(const RowJob& job);
+void accumulate_row_f16(const RowJob& job);
 
 // q[i] = g[i] / d[i / group] for i < n, in float32 (g float32, bfloat16 or float16, widened exactly) or float64.
 void divide_f32(const void* g, const float* d, float* q, int64_t n, int64_t group = 1);

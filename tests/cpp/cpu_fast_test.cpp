@@ -362,6 +362,41 @@ TEST_F(CpuFast, HalfTypesInBlocksMatchReference) {
       }
 }
 
+// Channels-first backward of overlapping windows with dx beyond 16 MiB, which the row accumulation writes (for
+// strided windows) by streaming stores through a small buffer: rows of 245 cells (not whole 64-byte lines),
+// back to back, planes apart (a row slice), and rows apart (a column slice: each row a range of its own); and
+// stride 1, written directly.
+TEST_F(CpuFast, StreamedRowBackwardMatchesReference) {
+  struct Run {
+    int64_t stride;
+    DType dt;
+    bool slices;
+  };
+  for (Run r : {Run{2, DType::f32, true}, Run{1, DType::f32, false}, Run{2, DType::bf16, false}}) {
+    Geometry g = torch_geometry({131, 245}, {3, 3}, {r.stride, r.stride}, {1, 1}, {1, 1}, false);
+    const std::vector<int64_t> out = g.output_size();
+    const int64_t n = r.dt == DType::f32 ? 4 : 8;
+    const Shape xs{n, 33, 131, 245}, ys{n, 33, out[0], out[1]};
+    SCOPED_TRACE(std::string(dtype_name(r.dt)) + " stride " + std::to_string(r.stride));
+    expect_max_and_avg_match(g, r.dt, xs, ys, Layout::ChannelsFirst, false, {DType::u8}, rng);
+    if (!r.slices) continue;
+    expect_max_and_avg_match(g, r.dt, xs, ys, Layout::ChannelsFirst, true, {DType::u8}, rng);
+    // dx a column slice of a wider tensor
+    Buf x = make(r.dt, xs, Layout::ChannelsFirst, false), dy = make(r.dt, ys, Layout::ChannelsFirst, false);
+    fill(x.view, rng, true);
+    fill(dy.view, rng, false);
+    Buf y = make(r.dt, ys, Layout::ChannelsFirst, false), am = make(DType::u8, ys, Layout::ChannelsFirst, false);
+    ASSERT_TRUE(cpu::max_pool_forward(g, x.view, y.view, am.view));
+    Buf wide0 = make(r.dt, Shape{n, 33, 131, 250}, Layout::ChannelsFirst, false);
+    Buf wide1 = make(r.dt, Shape{n, 33, 131, 250}, Layout::ChannelsFirst, false);
+    const TensorView dx0(wide0.view.data, r.dt, xs, wide0.view.strides);
+    const TensorView dx1(wide1.view.data, r.dt, xs, wide1.view.strides);
+    ref::max_pool_backward(g, dy.view, am.view, x.view, dx0);
+    ASSERT_TRUE(cpu::max_pool_backward(g, dy.view, am.view, x.view, dx1));
+    EXPECT_TRUE(same_bits(wide0, wide1)) << "column slice";
+  }
+}
+
 // The fast path declines a backward from this argmax and the public call raises the reference's IndexError.
 void expect_refused(const Geometry& g, const TensorView& dy, const TensorView& am, const TensorView& dx) {
   EXPECT_FALSE(cpu::max_pool_backward(g, dy, am, TensorView{}, dx));
