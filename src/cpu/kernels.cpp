@@ -263,17 +263,23 @@ HWY_NOINLINE void max_rows(const ForwardJob& j) {
       }
     };
     int64_t k = walk_vectors<M>(N, vec_end, j.ntaps, vectors);
+    // the rest one lane at a time, still without branches (on random data the compares mispredict) and with
+    // the vector conversions of 16-bit types
+    const hn::CappedTag<T, 1> d1;
+    const hn::RebindToSigned<decltype(d1)> di1;
     for (; k < l.count; ++k) {
       const S* xk = x + lane_offset(l, k);
-      T m = T(xk[j.tap_offset[0]]);
-      int best = 0;
+      auto m = load_lanes<kUnit>(d1, xk + j.tap_offset[0], 0);
+      auto best = hn::Zero(di1);
       for (int t = 1; t < j.ntaps; ++t) {
-        T v = T(xk[j.tap_offset[t]]);
-        if (v > m || scalar_nan(v)) m = v, best = t;
+        const auto v = load_lanes<kUnit>(d1, xk + j.tap_offset[t], 0);
+        const auto replace = hn::Or(v > m, hn::IsNaN(v));
+        m = hn::IfThenElse(replace, v, m);
+        best = hn::IfThenElse(hn::RebindMask(di1, replace), hn::Set(di1, TI(t)), best);
       }
-      y[k] = S(m);
+      store_values(d1, m, y + k);
       if constexpr (kIndex) {
-        int64_t code = j.tap_code[best];
+        int64_t code = j.tap_code[hn::GetLane(best)];
         if (j.form == IndexForm::I64) code += (k / l.group) * j.flat_step + row_code;
         store_index(j.form, r.argmax, k, code);
       }
@@ -305,11 +311,12 @@ HWY_NOINLINE void avg_rows(const ForwardJob& j) {
       for (int v = 0; v < U; ++v) store_values(d, hn::Div(sum[v], hn::Set(d, div)), y + lane[v]);
     };
     int64_t k = walk_vectors<M>(N, vec_end, j.ntaps, vectors);
+    const hn::CappedTag<T, 1> d1;  // (the vector conversions of 16-bit types)
     for (; k < l.count; ++k) {
       const S* xk = x + lane_offset(l, k);
-      T sum = 0;
-      for (int t = 0; t < j.ntaps; ++t) sum += T(xk[j.tap_offset[t]]);
-      y[k] = S(sum / div);
+      auto sum = hn::Zero(d1);
+      for (int t = 0; t < j.ntaps; ++t) sum = hn::Add(sum, load_lanes<kUnit>(d1, xk + j.tap_offset[t], 0));
+      store_values(d1, hn::Div(sum, hn::Set(d1, div)), y + k);
     }
   }
 }
