@@ -24,9 +24,6 @@ HWY_BEFORE_NAMESPACE();
 namespace poolkit::cpu::HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
-template <class T>
-inline bool scalar_nan(T v) { return v != v; }
-
 inline int64_t lane_offset(const Lanes& l, int64_t k) {
   return l.group == 1 ? k * l.lane_stride : (k / l.group) * l.lane_stride + k % l.group;
 }
@@ -212,6 +209,33 @@ HWY_INLINE int64_t walk_vectors(int64_t N, int64_t vec_end, int ntaps, F&& vecto
   return vec_end;
 }
 
+// Asks for the input a few rows ahead of a forward job's rows: the rows of one call interleave several input
+// streams (one per tap row), too many for the hardware prefetcher to run far enough ahead on its own. One
+// request per line of each tap row (taps within a line of the one before share its request).
+template <class S>
+class RowPrefetch {
+ public:
+  explicit RowPrefetch(const ForwardJob& j) : j_(j) {
+    const Lanes& l = j.lanes;
+    span_ = int64_t(sizeof(S)) * ((l.count - 1) / l.group * l.lane_stride + l.group);
+    for (int t = 0; t < j.ntaps && nrows_ < kMaxRows; ++t)
+      if (t == 0 || std::abs(j.tap_offset[t] - j.tap_offset[t - 1]) * int64_t(sizeof(S)) >= 64)
+        row_[nrows_++] = j.tap_offset[t] * int64_t(sizeof(S));
+  }
+  void operator()(int64_t row) const {
+    if (row + kAhead >= j_.rows) return;
+    const char* x = static_cast<const char*>(j_.x) + (row + kAhead) * j_.x_row_step * int64_t(sizeof(S));
+    for (int r = 0; r < nrows_; ++r)
+      for (int64_t b = 0; b < span_; b += 64) __builtin_prefetch(x + row_[r] + b);
+  }
+
+ private:
+  static constexpr int kAhead = 4, kMaxRows = 16;
+  const ForwardJob& j_;
+  int64_t span_ = 0, row_[kMaxRows] = {};
+  int nrows_ = 0;
+};
+
 // kTaps > 0: the window's tap count known at compile time (2x2 and 3x3 windows), so the tap loop unrolls and
 // its offsets stay in registers.
 template <class S, bool kIndex, int M, int kTaps>
@@ -229,9 +253,11 @@ HWY_NOINLINE void max_rows(const ForwardJob& j) {
                              hn::Set(di, TI(j.flat_step)));
   const int64_t vec_end = M == kScalarOnly ? 0 : l.vector_count;
   ForwardJob r = j;
+  const RowPrefetch<S> ahead(j);
   for (int64_t row = 0; row < j.rows; ++row) {
     const S* x = static_cast<const S*>(j.x) + row * j.x_row_step;
     S* y = static_cast<S*>(j.y) + row * j.y_row_step;
+    ahead(row);
     r.argmax = j.argmax ? static_cast<char*>(j.argmax) + row * j.y_row_step * ai : nullptr;
     const int64_t row_code = (j.code_row_first + row) % j.code_period * j.code_row_step;
     // U vectors from lane k (see walk_vectors; overlapping lanes are recomputed to the same bits), their chains
@@ -295,9 +321,11 @@ HWY_NOINLINE void avg_rows(const ForwardJob& j) {
   const Lanes& l = j.lanes;
   const T div = T(j.divisor);
   const int64_t vec_end = M == kScalarOnly ? 0 : l.vector_count;
+  const RowPrefetch<S> ahead(j);
   for (int64_t row = 0; row < j.rows; ++row) {
     const S* x = static_cast<const S*>(j.x) + row * j.x_row_step;
     S* y = static_cast<S*>(j.y) + row * j.y_row_step;
+    ahead(row);
     // as in max_rows, with chains of sums
     auto vectors = [&](auto u, int64_t k, int64_t end) {
       constexpr int U = decltype(u)::value;
