@@ -32,6 +32,8 @@ struct RowsPlan {
   bool one_window = true;           // one output whose window reads the whole plane, each cell once
   int64_t margin_lo = 0, margin_hi = 0;  // outputs of zeros before and after each row of the plane's copies
   bool big;  // dx beyond half the L3: not read back soon, its stores better streamed
+  // max with window-local codes of at most 65,536 cells: each code's taps (jt, jh, jw), for the plane check
+  std::vector<uint16_t> code_jt, code_jh, code_jw;
 
   explicit RowsPlan(const Backward& bw) : b(bw), ct(bw.g3.axes[0]), ch(bw.g3.axes[1]), phase_len(bw.g3.axes[2].in) {
     big = b.N * b.C * b.tab.t.axis.in * b.tab.h.axis.in * b.tab.w.axis.in * b.esize > (int64_t(16) << 20);
@@ -44,6 +46,10 @@ struct RowsPlan {
             (b.esize == 8 ? div64.push_back(double(d)) : div32.push_back(float(d)));
           }
     }
+    const int64_t kt = b.g3.axes[0].kernel, kh = b.g3.axes[1].kernel, kw = b.g3.axes[2].kernel;
+    if (b.is_max && b.form != IndexForm::I64 && kt * kh * kw <= 65536)
+      for (int64_t v = 0; v < kt * kh * kw; ++v)
+        code_jt.push_back(uint16_t(v / (kh * kw))), code_jh.push_back(uint16_t(v / kw % kh)), code_jw.push_back(uint16_t(v % kw));
     for (const AxisTable* t : {&b.tab.t, &b.tab.h, &b.tab.w})
       one_window &= t->axis.out == 1 && t->axis.step() == 1 && t->origin[0] == 0 && t->first[0] == 0 &&
                     t->last[0] == t->axis.in;
@@ -154,6 +160,40 @@ void trim(Scratch<A>& s) {
   if (s.q.capacity() * sizeof(A) + s.code.capacity() * sizeof(code_t<A>) > (size_t(64) << 20)) s = Scratch<A>{};
 }
 
+// Is every window-local argmax of plane (n, c) a tap of its own window? One range check of the whole plane
+// (read as unsigned, a negative code is above any cell count), then the windows cut by the plane's edges
+// through the plan's tap tables. Rows of the argmax contiguous.
+template <class U>
+bool plane_codes_valid(const RowsPlan& p, int64_t n, int64_t c) {
+  const Backward& b = p.b;
+  const AxisTable &At = b.tab.t, &Bt = b.tab.h, &Wt = b.tab.w;
+  const int64_t OT = At.axis.out, OH = Bt.axis.out, OW = Wt.axis.out;
+  using V = std::make_unsigned_t<U>;
+  V top = 0;
+  const bool packed = cells_in_a_row(b.am, OT, OH, OW);
+  for (int64_t r = 0; r < (packed ? 1 : OT * OH); ++r) {
+    const U* am = b.am.at<U>(b.am.offset(n, c, r / OH, r % OH, 0));
+    for (int64_t i = 0; i < (packed ? OT * OH * OW : OW); ++i) top = std::max(top, V(am[i]));
+  }
+  if (uint64_t(top) >= uint64_t(p.code_jt.size())) return false;
+  for (int64_t ot = 0; ot < OT; ++ot)
+    for (int64_t oh = 0; oh < OH; ++oh) {
+      const bool whole = At.first[ot] == 0 && At.last[ot] == At.axis.kernel && Bt.first[oh] == 0 &&
+                         Bt.last[oh] == Bt.axis.kernel;
+      const U* am = b.am.at<U>(b.am.offset(n, c, ot, oh, 0));
+      for (int64_t ow = 0; ow < OW; ++ow) {
+        if (whole && ow == Wt.full_begin) ow = std::max(ow, Wt.full_end);
+        if (ow >= OW) break;
+        const V v = V(am[ow]);
+        const int64_t jt = p.code_jt[v], jh = p.code_jh[v], jw = p.code_jw[v];
+        if (jt < At.first[ot] || jt >= At.last[ot] || jh < Bt.first[oh] || jh >= Bt.last[oh] || jw < Wt.first[ow] ||
+            jw >= Wt.last[ow])
+          return false;
+      }
+    }
+  return true;
+}
+
 // The saved argmax rows of a plane, copied as they are (window-local forms, float32 sums: the kernel's codes).
 template <class U>
 void copy_codes(const Backward& b, int64_t n, int64_t c, int64_t ot, int64_t oh, U* out) {
@@ -206,12 +246,22 @@ bool plane(const RowsPlan& p, Scratch<acc_t<T>>& scratch, int64_t n, int64_t c) 
     }
   };
   if (packed) to_q(b.dy.at<T>(b.dy.offset(n, c, 0, 0, 0)), 1, 0, rows * OW);
+  // the saved argmax checked for the whole plane at once where the plan has its tap tables
+  bool checked = false;
+  if (raw && !p.code_jt.empty() && b.am.s[4] == 1) {
+    switch (b.form) {
+      case IndexForm::U8: checked = plane_codes_valid<uint8_t>(p, n, c); break;
+      case IndexForm::I16: checked = plane_codes_valid<int16_t>(p, n, c); break;
+      default: checked = plane_codes_valid<int32_t>(p, n, c); break;
+    }
+    if (!checked) return false;
+  }
   for (int64_t ot = 0; ot < OT; ++ot)
     for (int64_t oh = 0; oh < OH; ++oh) {
       const int64_t r = ot * OH + oh;
       if (!packed) to_q(b.dy.at<T>(b.dy.offset(n, c, ot, oh, 0)), b.dy.s[4], r, OW);
       if (!b.is_max) continue;
-      if (!codes(b, n, c, ot, oh, raw ? static_cast<I*>(nullptr) : reinterpret_cast<I*>(code_row(r)))) return false;
+      if (!(raw && checked) && !codes(b, n, c, ot, oh, raw ? nullptr : reinterpret_cast<I*>(code_row(r)))) return false;
       if (raw) {
         switch (b.form) {
           case IndexForm::U8: copy_codes(b, n, c, ot, oh, reinterpret_cast<uint8_t*>(code_row(r))); break;

@@ -428,6 +428,32 @@ TEST_F(CpuFast, BadFlatArgmaxIsAnIndexError) {
       }
 }
 
+// Window-local codes of overlapping windows with padding (the row accumulation, and the channels-last gather):
+// a border window's code that names a padding tap (inside the kernel, outside the window: top row, left
+// column, bottom row), and a code past the kernel's cells, each alone among valid codes.
+TEST_F(CpuFast, BadArgmaxOfBorderWindowsIsAnIndexError) {
+  Geometry g = torch_geometry({9, 40}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, false);  // 5 x 20 outputs
+  struct Bad {
+    int64_t oh, ow, code;
+  };
+  for (DType dt : {DType::f32, DType::bf16})
+    for (Layout lay : {Layout::ChannelsFirst, Layout::ChannelsLast})
+      for (Bad bad : {Bad{0, 5, 1}, Bad{2, 0, 3}, Bad{4, 19, 8}, Bad{3, 7, 9}}) {
+        SCOPED_TRACE(std::string(dtype_name(dt)) + " layout " + std::to_string(int(lay)) + " output (" +
+                     std::to_string(bad.oh) + ", " + std::to_string(bad.ow) + ") code " + std::to_string(bad.code));
+        Buf am = make(DType::u8, {1, 2, 5, 20}, lay, false), dy = make(dt, {1, 2, 5, 20}, lay, false);
+        Buf dx = make(dt, {1, 2, 9, 40}, lay, false);
+        uint8_t* a = static_cast<uint8_t*>(am.view.data);
+        for (int64_t c = 0; c < 2; ++c)
+          for (int64_t oh = 0; oh < 5; ++oh)
+            for (int64_t ow = 0; ow < 20; ++ow)  // the centre tap: inside every window
+              a[c * am.view.strides[1] + oh * am.view.strides[2] + ow * am.view.strides[3]] = 4;
+        a[am.view.strides[1] + bad.oh * am.view.strides[2] + bad.ow * am.view.strides[3]] = uint8_t(bad.code);
+        fill(dy.view, rng, false);
+        expect_refused(g, dy.view, am.view, dx.view);
+      }
+}
+
 // The same on rows wide enough for the vector conversion (whole windows, 40 outputs a row): values just before
 // the window's first tap, inside its span but on no tap, at its span's end and beyond.
 TEST_F(CpuFast, BadFlatArgmaxInWideRowsIsAnIndexError) {
