@@ -31,12 +31,10 @@ struct RowsPlan {
   }
   bool one_window = true;           // one output whose window reads the whole plane, each cell once
   int64_t margin_lo = 0, margin_hi = 0;  // outputs of zeros before and after each row of the plane's copies
-  bool big;  // dx beyond half the L3: not read back soon, its stores better streamed
   // max with window-local codes of at most 65,536 cells: each code's taps (jt, jh, jw), for the plane check
   std::vector<uint16_t> code_jt, code_jh, code_jw;
 
   explicit RowsPlan(const Backward& bw) : b(bw), ct(bw.g3.axes[0]), ch(bw.g3.axes[1]), phase_len(bw.g3.axes[2].in) {
-    big = b.N * b.C * b.tab.t.axis.in * b.tab.h.axis.in * b.tab.w.axis.in * b.esize > (int64_t(16) << 20);
     if (!b.is_max) {
       const Axis *A = &b.g3.axes[0], *B = &b.g3.axes[1], *W = &b.g3.axes[2];
       for (int64_t ot = 0; ot < A->out; ++ot)
@@ -301,7 +299,7 @@ bool plane(const RowsPlan& p, Scratch<acc_t<T>>& scratch, int64_t n, int64_t c) 
   j.width = WI;
   j.code_form = raw ? b.form : sizeof(A) == 8 ? IndexForm::I64 : IndexForm::I32;
   j.padded = padded;
-  j.stream = p.big && padded;  // (stride 1 sums more terms a cell: its staging copy cost more than it saved)
+  j.stream = b.dx_big() && padded;  // (stride 1 sums more terms a cell: its staging copy cost more than it saved)
   const int64_t H = Bt.axis.in;
   for (int64_t t = 0; t < At.axis.in; ++t) {
     // the terms of every dx row (t, h): its covering output rows, in increasing order
@@ -386,8 +384,8 @@ bool global_average(const RowsPlan& p) {
     v.resize(size_t(n));
     for (int64_t i = 0; i < n; ++i) v[size_t(i)] = A(0) + *b.dy.at<A>((p0 + i) * ystep) / d;
     A* out = b.dx.at<A>(p0 * cells);
-    if constexpr (sizeof(A) == 8) fill_planes_f64(v.data(), n, cells, out, p.big);
-    else fill_planes_f32(v.data(), n, cells, out, p.big);
+    if constexpr (sizeof(A) == 8) fill_planes_f64(v.data(), n, cells, out, b.dx_big());
+    else fill_planes_f32(v.data(), n, cells, out, b.dx_big());
     return true;
   });
 }

@@ -216,6 +216,7 @@ template <class S>
 class RowPrefetch {
  public:
   explicit RowPrefetch(const ForwardJob& j) : j_(j) {
+    if (j.rows <= kAhead) return;  // (small jobs: nothing to ask for)
     const Lanes& l = j.lanes;
     span_ = int64_t(sizeof(S)) * ((l.count - 1) / l.group * l.lane_stride + l.group);
     for (int t = 0; t < j.ntaps && nrows_ < kMaxRows; ++t)
