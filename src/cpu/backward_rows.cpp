@@ -7,6 +7,7 @@
 // outputs of one tap land every `stride` cells: they are accumulated in `stride` phase rows, contiguous, and
 // interleaved into dx at the end.
 #include <algorithm>
+#include <cstring>
 #include <type_traits>
 #include <vector>
 
@@ -211,26 +212,19 @@ bool plane(const RowsPlan& p, Scratch<acc_t<T>>& scratch, int64_t n, int64_t c) 
   const int64_t OT = At.axis.out, OH = Bt.axis.out, OW = Wt.axis.out, WI = Wt.axis.in;
   // Copies: dy (divided for average) in the accumulation type, the argmax as tap ids, both checked and compact,
   // rows `stride` apart -- for float32 sums the window-local argmax as it is (a valid code is its tap id; the
-  // check reads it in place). Strided windows pad the rows with zeros for the kernel (phase rows have more
-  // cells at their ends than a stride-1 row's two, which one call for the plane's q outweighs).
-  const bool vec = !p.wtaps.empty() && !p.one_window, padded = vec && p.phases > 1;
-  const int64_t lo = padded ? p.margin_lo : 0, stride = padded ? lo + OW + p.margin_hi : OW, rows = OT * OH;
+  // check reads it in place), rows padded with zeros for the vector kernel.
+  const bool vec = !p.wtaps.empty() && !p.one_window;
+  const int64_t lo = vec ? p.margin_lo : 0, stride = vec ? lo + OW + p.margin_hi : OW, rows = OT * OH;
   const bool raw = b.is_max && vec && sizeof(A) == 4 && b.form != IndexForm::I64;
   const int64_t code_size = raw ? form_bytes(b.form) : int64_t(sizeof(I));
   q.resize(size_t(rows * stride));
-  if (stride != OW)
-    for (int64_t r = 0; r < rows; ++r) {
-      std::fill_n(q.data() + r * stride, lo, A(0));
-      std::fill_n(q.data() + r * stride + lo + OW, stride - lo - OW, A(0));
-    }
   if (b.is_max) code.resize(size_t((rows * stride * code_size + int64_t(sizeof(I)) - 1) / int64_t(sizeof(I))));
   char* code_base = reinterpret_cast<char*>(code.data());
   auto q_row = [&](int64_t r) { return scratch.q.data() + r * stride + lo; };  // (scratch.q: clang 14 cannot
   auto code_row = [&](int64_t r) { return code_base + (r * stride + lo) * code_size; };  // capture `q`)
-  // q of the whole plane by one call when neither side has gaps between rows
-  const bool packed = stride == OW && cells_in_a_row(b.dy, OT, OH, OW);
-  auto to_q = [&](const T* g, int64_t gs, int64_t r, int64_t count) {
-    A* qr = q_row(r);
+  // q of the whole plane by one call when dy has no gaps between rows (then spread out to the padded rows)
+  const bool packed = cells_in_a_row(b.dy, OT, OH, OW);
+  auto to_q = [&](const T* g, int64_t gs, A* qr, int64_t r, int64_t count) {  // from output row r
     if (!b.is_max) {
       const A* d = p.template divisors<A>() + r * OW;
       if (gs == 1) divide(g, d, qr, count);
@@ -243,7 +237,16 @@ bool plane(const RowsPlan& p, Scratch<acc_t<T>>& scratch, int64_t n, int64_t c) 
       std::copy(g, g + count, qr);
     }
   };
-  if (packed) to_q(b.dy.at<T>(b.dy.offset(n, c, 0, 0, 0)), 1, 0, rows * OW);
+  if (packed) {
+    to_q(b.dy.at<T>(b.dy.offset(n, c, 0, 0, 0)), 1, q.data(), 0, rows * OW);
+    if (stride != OW)  // the last row first: a row moves only over rows already moved
+      for (int64_t r = rows - 1; r >= 0; --r) std::memmove(q_row(r), q.data() + r * OW, size_t(OW) * sizeof(A));
+  }
+  if (stride != OW)
+    for (int64_t r = 0; r < rows; ++r) {
+      std::fill_n(q.data() + r * stride, lo, A(0));
+      std::fill_n(q_row(r) + OW, stride - lo - OW, A(0));
+    }
   // the saved argmax checked for the whole plane at once where the plan has its tap tables
   bool checked = false;
   if (raw && !p.code_jt.empty() && b.am.s[4] == 1) {
@@ -257,7 +260,7 @@ bool plane(const RowsPlan& p, Scratch<acc_t<T>>& scratch, int64_t n, int64_t c) 
   for (int64_t ot = 0; ot < OT; ++ot)
     for (int64_t oh = 0; oh < OH; ++oh) {
       const int64_t r = ot * OH + oh;
-      if (!packed) to_q(b.dy.at<T>(b.dy.offset(n, c, ot, oh, 0)), b.dy.s[4], r, OW);
+      if (!packed) to_q(b.dy.at<T>(b.dy.offset(n, c, ot, oh, 0)), b.dy.s[4], q_row(r), r, OW);
       if (!b.is_max) continue;
       if (!(raw && checked) && !codes(b, n, c, ot, oh, raw ? nullptr : reinterpret_cast<I*>(code_row(r)))) return false;
       if (raw) {
@@ -298,8 +301,9 @@ bool plane(const RowsPlan& p, Scratch<acc_t<T>>& scratch, int64_t n, int64_t c) 
   j.phase_len = p.phase_len;
   j.width = WI;
   j.code_form = raw ? b.form : sizeof(A) == 8 ? IndexForm::I64 : IndexForm::I32;
-  j.padded = padded;
-  j.stream = b.dx_big() && padded;  // (stride 1 sums more terms a cell: its staging copy cost more than it saved)
+  j.padded = vec;
+  // (stride 1 sums more terms a cell: there the staging copy cost more than it saved)
+  j.stream = b.dx_big() && p.phases > 1;
   const int64_t H = Bt.axis.in;
   for (int64_t t = 0; t < At.axis.in; ++t) {
     // the terms of every dx row (t, h): its covering output rows, in increasing order

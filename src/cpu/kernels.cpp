@@ -553,9 +553,10 @@ struct PhaseSums {
   static constexpr int U = 4;
   const RowTerm* terms = nullptr;  // the row's
   int nterms = 0;
-  const RowTap *t0, *t1;
-  int64_t v0 = 0, v1;
+  const RowTap *t0 = nullptr, *t1 = nullptr;
+  int64_t v0 = 0, v1 = 0;
 
+  PhaseSums() = default;
   PhaseSums(const RowTap* first, const RowTap* end, int64_t len, bool padded) : t0(first), t1(end), v1(len) {
     if (!padded)
       for (const RowTap* k = t0; k < t1; ++k) v0 = std::max(v0, k->lo + k->shift), v1 = std::min(v1, k->hi + k->shift);
@@ -706,12 +707,14 @@ template <class T, class C, class O>
 void accumulate_row(const RowJob& j) {
   T* acc = static_cast<T*>(j.acc);
   const int64_t L = j.phase_len, S = j.phases;
-  thread_local std::vector<PhaseSums<T, C>> phase;
-  phase.clear();
-  for (const RowTap* k = j.taps; int64_t(phase.size()) < S;) {
-    const RowTap* k0 = k;
-    while (k < j.taps + j.ntaps && k->phase == int64_t(phase.size())) ++k;
-    phase.emplace_back(k0, k, L, j.padded);
+  // (no thread-local vector: its lookup costs more than a small plane's rows)
+  PhaseSums<T, C> few[4];
+  std::vector<PhaseSums<T, C>> many(size_t(S > 4 ? S : 0));
+  PhaseSums<T, C>* phase = S > 4 ? many.data() : few;
+  for (int64_t ph = 0, k = 0; ph < S; ++ph) {
+    const int64_t k0 = k;
+    while (k < j.ntaps && j.taps[k].phase == ph) ++k;
+    phase[ph] = PhaseSums<T, C>(j.taps + k0, j.taps + k, L, j.padded);
   }
   // with `stream`, rows back to back form one range
   std::optional<LineStream> out;
@@ -720,7 +723,8 @@ void accumulate_row(const RowJob& j) {
   const int64_t row_bytes = j.width * int64_t(sizeof(O));
   for (int r = 0; r < j.rows; ++r) {
     const int first = j.row_terms ? j.row_terms[r] : 0;
-    for (auto& p : phase) p.terms = j.terms + first, p.nterms = j.row_terms ? j.row_terms[r + 1] - first : j.nterms;
+    for (int64_t ph = 0; ph < S; ++ph)
+      phase[ph].terms = j.terms + first, phase[ph].nterms = j.row_terms ? j.row_terms[r + 1] - first : j.nterms;
     O* dx = j.dx ? static_cast<O*>(j.dx) + r * j.dx_row_step : nullptr;
     if (dx && j.stream && !one_range) out.emplace(dx);
     if (out) dx = reinterpret_cast<O*>(out->next(row_bytes));
@@ -728,7 +732,7 @@ void accumulate_row(const RowJob& j) {
     } else if (dx && S == 1) {
       phase_row(phase[0], dx, L);
     } else {
-      for (int64_t ph = 0; ph < S; ++ph) phase_row(phase[size_t(ph)], acc + ph * L, L);
+      for (int64_t ph = 0; ph < S; ++ph) phase_row(phase[ph], acc + ph * L, L);
       if (dx)
         for (int64_t ph = 0; ph < S; ++ph)
           for (int64_t i = 0, x = ph; x < j.width; ++i, x += S) dx[x] = O(acc[ph * L + i]);
