@@ -13,6 +13,7 @@
 
 #include "backward.hpp"
 #include "convert.hpp"
+#include "prefetch.hpp"
 
 namespace poolkit::cpu {
 namespace {
@@ -399,10 +400,10 @@ bool global_average(const RowsPlan& p) {
 void prefetch_plane(const Backward& b, int64_t n, int64_t c) {
   const int64_t cells = b.tab.t.axis.out * b.tab.h.axis.out * b.tab.w.axis.out;
   const char* dy = b.dy.at<char>(b.dy.offset(n, c, 0, 0, 0));
-  for (int64_t k = 0; k < cells * b.esize; k += 64) __builtin_prefetch(dy + k);
+  for (int64_t k = 0; k < cells * b.esize; k += 64) prefetch(dy + k);
   if (!b.is_max) return;
   const char* am = b.am.at<char>(b.am.offset(n, c, 0, 0, 0));
-  for (int64_t k = 0; k < cells * form_bytes(b.form); k += 64) __builtin_prefetch(am + k);
+  for (int64_t k = 0; k < cells * form_bytes(b.form); k += 64) prefetch(am + k);
 }
 
 }  // namespace
@@ -419,14 +420,14 @@ bool rows_backward(const Backward& b) {
   const int64_t planes = b.N * b.C, per_plane = b.work / std::max<int64_t>(1, planes);
   const int64_t chunk = std::max<int64_t>(1, 4096 / std::max<int64_t>(1, per_plane));
   const int64_t OT = b.tab.t.axis.out, OH = b.tab.h.axis.out, OW = b.tab.w.axis.out;
-  const bool prefetch = cells_in_a_row(b.dy, OT, OH, OW) && (!b.is_max || cells_in_a_row(b.am, OT, OH, OW));
+  const bool ahead = cells_in_a_row(b.dy, OT, OH, OW) && (!b.is_max || cells_in_a_row(b.am, OT, OH, OW));
   return parallel_for((planes + chunk - 1) / chunk, b.work, [&](int64_t task) {
     thread_local Scratch<float> s32;
     thread_local Scratch<double> s64;
     bool ok = true;
     for (int64_t i = task * chunk; i < std::min(planes, (task + 1) * chunk) && ok; ++i) {
       const int64_t n = i / b.C, c = i % b.C;
-      if (prefetch && i + 1 < planes) prefetch_plane(b, (i + 1) / b.C, (i + 1) % b.C);
+      if (ahead && i + 1 < planes) prefetch_plane(b, (i + 1) / b.C, (i + 1) % b.C);
       switch (b.dtype) {
         case DType::f32: ok = plane<float>(p, s32, n, c); break;
         case DType::f64: ok = plane<double>(p, s64, n, c); break;

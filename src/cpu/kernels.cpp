@@ -19,6 +19,7 @@
 
 #include "poolkit/dtype.hpp"
 #include "src/cpu/convert-inl.h"
+#include "src/cpu/prefetch.hpp"
 
 HWY_BEFORE_NAMESPACE();
 namespace poolkit::cpu::HWY_NAMESPACE {
@@ -227,7 +228,7 @@ class RowPrefetch {
     if (row + kAhead >= j_.rows) return;
     const char* x = static_cast<const char*>(j_.x) + (row + kAhead) * j_.x_row_step * int64_t(sizeof(S));
     for (int r = 0; r < nrows_; ++r)
-      for (int64_t b = 0; b < span_; b += 64) __builtin_prefetch(x + row_[r] + b);
+      for (int64_t b = 0; b < span_; b += 64) prefetch(x + row_[r] + b);
   }
 
  private:
