@@ -729,10 +729,9 @@ void accumulate_row(const RowJob& j) {
     O* dx = j.dx ? static_cast<O*>(j.dx) + r * j.dx_row_step : nullptr;
     if (dx && j.stream && !one_range) out.emplace(dx);
     if (out) dx = reinterpret_cast<O*>(out->next(row_bytes));
-    if (dx && S == 2 && two_phases(phase[0], phase[1], dx, j.width, L)) {
-    } else if (dx && S == 1) {
-      phase_row(phase[0], dx, L);
-    } else {
+    const bool direct = dx && (S == 1 || (S == 2 && two_phases(phase[0], phase[1], dx, j.width, L)));
+    if (direct && S == 1) phase_row(phase[0], dx, L);
+    if (!direct) {
       for (int64_t ph = 0; ph < S; ++ph) phase_row(phase[ph], acc + ph * L, L);
       if (dx)
         for (int64_t ph = 0; ph < S; ++ph)
