@@ -197,14 +197,15 @@ HWY_INLINE void vector_starts(D d, int64_t a, int64_t end, int64_t* at, int U) {
 
 // Lanes [0, vec_end) of a forward row by `vectors(u, k, end)` (u vectors from lane k, none past end); returns
 // the first lane left to the scalar loop. Long chains go four at a time (fewer taps run as fast one vector at a
-// time, or faster). Rows of channels-first planes end with four overlapping the ones before; channels-last groups
-// (whole vectors) ran slower that way (resnet-stem NHWC, not understood yet) and end one vector at a time.
+// time, or faster) where four different vectors remain: rows of channels-first planes end with four overlapping
+// the ones before, but a row of one to three vectors (one output's channels) goes one vector at a time instead
+// of computing a vector again; channels-last groups (whole vectors) end one vector at a time.
 template <int M, class F>
 HWY_INLINE int64_t walk_vectors(int64_t N, int64_t vec_end, int ntaps, F&& vectors) {
   if (vec_end < N) return 0;
   int64_t k = 0;
   if (ntaps > 8)
-    for (; M == kGroup ? k + 4 * N <= vec_end : k < vec_end; k += 4 * N)
+    for (; M == kGroup ? k + 4 * N <= vec_end : k + 3 * N < vec_end; k += 4 * N)
       vectors(std::integral_constant<int, 4>(), k, vec_end);
   for (; k < vec_end; k += N) vectors(std::integral_constant<int, 1>(), k, vec_end);
   return vec_end;
