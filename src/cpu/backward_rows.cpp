@@ -114,16 +114,10 @@ bool codes_of(const Backward& b, const U* am, int64_t ot, int64_t oh, I* code) {
     lo = Wt.full_begin, hi = Wt.full_end;
   const uint64_t cells = uint64_t(At.axis.kernel * Bt.axis.kernel * Wt.axis.kernel);
   bool bad = false;
-  if (!code && as == 1) {  // read as unsigned, a negative code is above any cell count
-    std::make_unsigned_t<U> top = 0;
-    for (int64_t ow = lo; ow < hi; ++ow) top = std::max(top, std::make_unsigned_t<U>(am[ow]));
-    bad = hi > lo && uint64_t(top) >= cells;
-  } else {
-    for (int64_t ow = lo; ow < hi; ++ow) {
-      const int64_t v = int64_t(am[ow * as]);
-      bad |= uint64_t(v) >= cells;
-      if (code) code[ow] = I(v);
-    }
+  for (int64_t ow = lo; ow < hi; ++ow) {
+    const int64_t v = int64_t(am[ow * as]);
+    bad |= uint64_t(v) >= cells;
+    if (code) code[ow] = I(v);
   }
   for (int64_t ow = 0; ow < OW; ++ow) {
     if (ow == lo && hi > lo) ow = hi;

@@ -102,6 +102,13 @@ HWY_INLINE void store_values(D d, hn::Vec<D> v, S* p) {
   if constexpr (kHalf<S>) hn::StoreU(bits16<S>(d, v), hn::Rebind<uint16_t, D>(), reinterpret_cast<uint16_t*>(p));
   else hn::StoreU(v, d, p);
 }
+// a[0], b[0], a[1], b[1], ... from p on
+template <class D, class S>
+HWY_INLINE void store_interleaved(D d, hn::Vec<D> a, hn::Vec<D> b, S* p) {
+  if constexpr (kHalf<S>)
+    hn::StoreInterleaved2(bits16<S>(d, a), bits16<S>(d, b), hn::Rebind<uint16_t, D>(), reinterpret_cast<uint16_t*>(p));
+  else hn::StoreInterleaved2(a, b, d, p);
+}
 
 // 16-bit patterns of S (in u16 lanes) widened to float.
 template <class D, class S, class V16>
@@ -638,15 +645,7 @@ bool two_phases(const PhaseSums<T, C>& p0, const PhaseSums<T, C>& p1, O* dx, int
     vector_starts(d, a, hi, at, U);
     p0.vectors(a, at, s0);
     p1.vectors(a, at, s1);
-    for (int v = 0; v < U; ++v) {
-      if constexpr (kHalf<O>) {
-        const hn::Rebind<uint16_t, decltype(d)> d16;
-        hn::StoreInterleaved2(bits16<O>(d, s0[v]), bits16<O>(d, s1[v]), d16,
-                              reinterpret_cast<uint16_t*>(dx + 2 * (a + at[v])));
-      } else {
-        hn::StoreInterleaved2(s0[v], s1[v], d, dx + 2 * (a + at[v]));
-      }
-    }
+    for (int v = 0; v < U; ++v) store_interleaved(d, s0[v], s1[v], dx + 2 * (a + at[v]));
   }
   for (a = hi; a < len; ++a) cells(a);
   return true;
