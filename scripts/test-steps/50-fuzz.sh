@@ -4,7 +4,7 @@
 set -euo pipefail
 seconds=${POOLKIT_FUZZ_SECONDS:-30}
 CC=clang CXX=clang++ cmake -S . -B build/fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPOOLKIT_BUILD_FUZZERS=ON \
-  -DPOOLKIT_BUILD_TESTS=OFF -DPOOLKIT_BUILD_TOOLS=OFF -DPOOLKIT_WITH_CUDA=OFF >/dev/null
+  -DPOOLKIT_BUILD_TESTS=OFF -DPOOLKIT_BUILD_TOOLS=OFF -DPOOLKIT_WITH_CUDA=OFF -DPOOLKIT_SIMD_NATIVE_ONLY=ON >/dev/null
 cmake --build build/fuzz --target fuzz_geometry fuzz_ops
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT

@@ -4,7 +4,7 @@
 # Runs the concurrent-callers tests, the determinism tests across 1, 2 and 8 threads and the seed shape.
 set -euo pipefail
 CC=clang CXX=clang++ cmake -S . -B build/tsan-clang -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPOOLKIT_SANITIZE=thread \
-  -DPOOLKIT_BUILD_TOOLS=OFF -DPOOLKIT_BUILD_PYTHON=OFF -DPOOLKIT_WITH_CUDA=OFF >/dev/null
+  -DPOOLKIT_BUILD_TOOLS=OFF -DPOOLKIT_BUILD_PYTHON=OFF -DPOOLKIT_WITH_CUDA=OFF -DPOOLKIT_SIMD_NATIVE_ONLY=ON >/dev/null
 cmake --build build/tsan-clang --target poolkit_tests
 archer=$(ls /usr/lib/llvm-*/lib/libarcher.so | sort -V | tail -1)
 OMP_NUM_THREADS=2 OMP_TOOL_LIBRARIES="$archer" \

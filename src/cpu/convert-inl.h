@@ -1,5 +1,5 @@
 // Per-target vector forms of dtype.hpp's bfloat16 / float16 conversions, one 32-bit lane per element, shared by
-// the whole-array conversions (convert.cpp) and the kernels that load and store 16-bit values (kernels.cpp).
+// the whole-array conversions (convert.cpp) and the kernels that load and store 16-bit values (kernels-inl.h).
 // Included once per Highway target (after foreach_target.h), hence the toggling guard.
 #if defined(POOLKIT_CPU_CONVERT_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef POOLKIT_CPU_CONVERT_INL_H_

@@ -1,4 +1,4 @@
-// Compiled for every x86 ISA Highway targets and chosen at run time, as kernels.cpp: packed planes move through
+// Compiled for every x86 ISA Highway targets and chosen at run time, as the kernels: packed planes move through
 // register transposes, others element by element.
 #include "plane_blocks.hpp"
 

@@ -1,0 +1,172 @@
+// Per-target helpers of the SIMD microkernels (kernels_forward.cpp, kernels_backward.cpp, kernels_rows.cpp): how
+// lanes are laid out, loaded and stored in each dtype. Included once per Highway target (after foreach_target.h),
+// hence the toggling guard.
+#if defined(POOLKIT_CPU_KERNELS_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef POOLKIT_CPU_KERNELS_INL_H_
+#undef POOLKIT_CPU_KERNELS_INL_H_
+#else
+#define POOLKIT_CPU_KERNELS_INL_H_
+#endif
+
+#include <algorithm>
+#include <cstdint>
+#include <type_traits>
+
+#include <hwy/highway.h>
+
+#include "poolkit/dtype.hpp"
+#include "src/cpu/convert-inl.h"
+#include "src/cpu/kernels.hpp"
+
+HWY_BEFORE_NAMESPACE();
+namespace poolkit::cpu::HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+inline int64_t lane_offset(const Lanes& l, int64_t k) {
+  return l.group == 1 ? k * l.lane_stride : (k / l.group) * l.lane_stride + k % l.group;
+}
+
+inline void store_index(IndexForm form, void* base, int64_t k, int64_t v) {
+  switch (form) {
+    case IndexForm::U8: static_cast<uint8_t*>(base)[k] = uint8_t(v); return;
+    case IndexForm::I16: static_cast<int16_t*>(base)[k] = int16_t(v); return;
+    case IndexForm::I32: static_cast<int32_t*>(base)[k] = int32_t(v); return;
+    case IndexForm::I64: static_cast<int64_t*>(base)[k] = v; return;
+    case IndexForm::None: return;
+  }
+}
+
+inline int64_t load_index(IndexForm form, const void* base, int64_t k) {
+  switch (form) {
+    case IndexForm::U8: return static_cast<const uint8_t*>(base)[k];
+    case IndexForm::I16: return static_cast<const int16_t*>(base)[k];
+    case IndexForm::I32: return static_cast<const int32_t*>(base)[k];
+    case IndexForm::I64: return static_cast<const int64_t*>(base)[k];
+    case IndexForm::None: return -1;
+  }
+  return -1;
+}
+
+// Storage types: float and double are computed as themselves, bfloat16 and float16 as float (widened exactly on
+// load, rounded as dtype.hpp on store).
+template <class S> using compute_t = std::conditional_t<sizeof(S) == 8, double, float>;
+
+// How a vector of lanes [k, k + N) is loaded (see Lanes): contiguous, every other element, every other pair, or
+// contiguous within one output's group of lanes (groups of a multiple of N lanes).
+enum LoadMode { kScalarOnly, kUnit, kPair, kPair64, kGroup };
+
+template <class S>
+LoadMode load_mode(const Lanes& l) {
+  const int64_t N = int64_t(hn::Lanes(hn::ScalableTag<compute_t<S>>()));
+  if (l.group == 1 && l.lane_stride == 1) return kUnit;
+  if (l.group % N == 0) return kGroup;
+#if HWY_TARGET != HWY_SCALAR
+  if (l.group == 1 && l.lane_stride == 2) return kPair;
+  if (sizeof(S) == 4 && l.group == 2 && l.lane_stride == 4) return kPair64;
+#endif
+  return kScalarOnly;
+}
+
+// Where load_lanes<M> reads lanes [k, k + N): kGroup vectors start at their first lane's element.
+template <int M>
+HWY_INLINE int64_t load_at(const Lanes& l, int64_t k) {
+  return M == kGroup ? (k / l.group) * l.lane_stride + k % l.group : k;
+}
+template <int M> constexpr int kLoadAs = M == kGroup ? kUnit : M;
+template <class S> constexpr bool kHalf = sizeof(S) == 2;
+template <class S> constexpr bool kBF16 = std::is_same_v<S, bfloat16>;
+
+// float16 converted by the F16C instructions where the target has them. Widening is exact for every value but
+// NaN, whose quiet bit it may set, which the rounding on store sets anyway (dtype.hpp keeps NaN quiet);
+// narrowing rounds to nearest even and keeps a NaN's top payload bits with the quiet bit set, as dtype.hpp.
+#undef POOLKIT_F16C  // this file is compiled once per target
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
+#define POOLKIT_F16C 1
+#else
+#define POOLKIT_F16C 0
+#endif
+
+// float lanes as the 16-bit patterns of S.
+template <class S, class D>
+HWY_INLINE hn::Vec<hn::Rebind<uint16_t, D>> bits16(D d, hn::Vec<D> v) {
+  const hn::Rebind<uint16_t, D> d16;
+  if constexpr (!kBF16<S> && POOLKIT_F16C) return hn::BitCast(d16, hn::DemoteTo(hn::Rebind<hwy::float16_t, D>(), v));
+  else return hn::DemoteTo(d16, narrow_lanes(d, v, kBF16<S>));
+}
+
+template <class D, class S>
+HWY_INLINE void store_values(D d, hn::Vec<D> v, S* p) {
+  if constexpr (kHalf<S>) hn::StoreU(bits16<S>(d, v), hn::Rebind<uint16_t, D>(), reinterpret_cast<uint16_t*>(p));
+  else hn::StoreU(v, d, p);
+}
+// a[0], b[0], a[1], b[1], ... from p on
+template <class D, class S>
+HWY_INLINE void store_interleaved(D d, hn::Vec<D> a, hn::Vec<D> b, S* p) {
+  if constexpr (kHalf<S>)
+    hn::StoreInterleaved2(bits16<S>(d, a), bits16<S>(d, b), hn::Rebind<uint16_t, D>(), reinterpret_cast<uint16_t*>(p));
+  else hn::StoreInterleaved2(a, b, d, p);
+}
+
+// 16-bit patterns of S (in u16 lanes) widened to float.
+template <class D, class S, class V16>
+HWY_INLINE hn::Vec<D> widen16(D d, V16 bits) {
+  const hn::RebindToSigned<D> di;
+  const hn::RebindToUnsigned<D> du;
+  if constexpr (!kBF16<S> && POOLKIT_F16C) {
+    return hn::PromoteTo(d, hn::BitCast(hn::Rebind<hwy::float16_t, D>(), bits));
+  } else {
+    return widen_lanes(d, hn::BitCast(di, hn::PromoteTo(du, bits)), kBF16<S>);
+  }
+}
+
+template <int M, class D, class S>
+HWY_INLINE hn::Vec<D> load_lanes(D d, const S* p, int64_t k) {
+  if constexpr (kHalf<S>) {
+    const hn::RebindToSigned<D> di;
+    const hn::RebindToUnsigned<D> du;
+    const hn::Rebind<uint16_t, D> d16;
+    const uint16_t* q = reinterpret_cast<const uint16_t*>(p);
+    if constexpr (M == kPair) {  // 32-bit loads: the even element of each pair is the low half
+      auto u = hn::And(hn::LoadU(du, reinterpret_cast<const uint32_t*>(q + 2 * k)), hn::Set(du, 0xffffu));
+      if constexpr (kBF16<S> || !POOLKIT_F16C) return widen_lanes(d, hn::BitCast(di, u), kBF16<S>);
+      else return widen16<D, S>(d, hn::DemoteTo(d16, hn::BitCast(di, u)));
+    } else {
+      return widen16<D, S>(d, hn::LoadU(d16, q + k));
+    }
+  } else if constexpr (M == kUnit || M == kScalarOnly) {
+    return hn::LoadU(d, p + k);
+  } else {
+#if HWY_TARGET != HWY_SCALAR
+    const int64_t N = int64_t(hn::Lanes(d));
+    if constexpr (M == kPair) {
+      return hn::ConcatEven(d, hn::LoadU(d, p + 2 * k + N), hn::LoadU(d, p + 2 * k));
+    } else {
+      const hn::Repartition<uint64_t, D> d64;
+      const uint64_t* q = reinterpret_cast<const uint64_t*>(p + 2 * k);
+      return hn::BitCast(d, hn::ConcatEven(d64, hn::LoadU(d64, q + N / 2), hn::LoadU(d64, q)));
+    }
+#else
+    return hn::LoadU(d, p + k);  // not reached: load_mode() gives kScalarOnly here
+#endif
+  }
+}
+
+// Where the U vectors from cell a start: N apart, but none past `end` - N (those overlap the ones before and
+// give their cells the same sums again).
+template <class D>
+HWY_INLINE void vector_starts(D d, int64_t a, int64_t end, int64_t* at, int U) {
+  const int64_t N = int64_t(hn::Lanes(d));
+  for (int v = 0; v < U; ++v) at[v] = std::min(a + v * N, end - N) - a;
+}
+
+}  // namespace poolkit::cpu::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#endif  // per-target guard
+
+// One exported kernel per target and its dispatching entry point of kernels.hpp (after the last target).
+#ifndef POOLKIT_KERNEL_DISPATCH
+#define POOLKIT_KERNEL_DISPATCH(Name, fn, Job) \
+  HWY_EXPORT(Name);                            \
+  void fn(const Job& j) { HWY_DYNAMIC_DISPATCH(Name)(j); }
+#endif

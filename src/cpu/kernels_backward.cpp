@@ -1,0 +1,320 @@
+// The backward kernels but the channels-first rows: the tiled backward (kernel = stride), the gather of dx from
+// the dy of the windows that cover it (channels-last), and their helpers (argmax codes, divides, plane fills).
+#include "kernels.hpp"
+
+#include <algorithm>
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "src/cpu/kernels_backward.cpp"
+#include <hwy/foreach_target.h>  // IWYU pragma: keep
+#include <hwy/cache_control.h>
+#include <hwy/highway.h>
+
+#include "src/cpu/kernels-inl.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace poolkit::cpu::HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+// Argmax lanes widened to the signed lane type of the values (callers keep to the forms each width supports).
+template <class DI>
+HWY_INLINE hn::Vec<DI> load_argmax(DI di, IndexForm form, const void* p, int64_t c) {
+  using TI = hn::TFromD<DI>;
+  if constexpr (sizeof(TI) == 4) {
+    switch (form) {
+      case IndexForm::U8: return hn::PromoteTo(di, hn::LoadU(hn::Rebind<uint8_t, DI>(), static_cast<const uint8_t*>(p) + c));
+      case IndexForm::I16: return hn::PromoteTo(di, hn::LoadU(hn::Rebind<int16_t, DI>(), static_cast<const int16_t*>(p) + c));
+      default: return hn::LoadU(di, static_cast<const int32_t*>(p) + c);
+    }
+  } else {
+    if (form == IndexForm::I32)
+      return hn::PromoteTo(di, hn::LoadU(hn::Rebind<int32_t, DI>(), static_cast<const int32_t*>(p) + c));
+    return hn::LoadU(di, static_cast<const int64_t*>(p) + c);
+  }
+}
+
+template <class D, class V>
+HWY_INLINE void store_taps(D d, int64_t s, int64_t group, const V* t, hn::TFromD<D>* out) {
+  (void)group;
+#if HWY_TARGET != HWY_SCALAR
+  if constexpr (sizeof(hn::TFromD<D>) == 4) {
+    if (group == 2) {  // pairs of 4-byte channels move as one 8-byte element
+      const hn::Repartition<uint64_t, D> d64;
+      uint64_t* o = reinterpret_cast<uint64_t*>(out);
+      auto w = [&](int i) { return hn::BitCast(d64, t[i]); };
+      if (s == 1) hn::StoreU(w(0), d64, o);
+      else if (s == 2) hn::StoreInterleaved2(w(0), w(1), d64, o);
+      else if (s == 3) hn::StoreInterleaved3(w(0), w(1), w(2), d64, o);
+      else hn::StoreInterleaved4(w(0), w(1), w(2), w(3), d64, o);
+      return;
+    }
+  }
+#endif
+  if (s == 1) hn::StoreU(t[0], d, out);
+  else if (s == 2) hn::StoreInterleaved2(t[0], t[1], d, out);
+  else if (s == 3) hn::StoreInterleaved3(t[0], t[1], t[2], d, out);
+  else hn::StoreInterleaved4(t[0], t[1], t[2], t[3], d, out);
+}
+
+template <class T, bool kMax>
+void tiled_backward(const TiledBackwardJob& j) {
+  const hn::ScalableTag<T> d;
+  using TI = hwy::MakeSigned<T>;
+  const hn::RebindToSigned<decltype(d)> di;
+  const int64_t N = int64_t(hn::Lanes(d));
+  const int64_t s = j.stride, G = j.group;
+  const T div = T(j.divisor);
+  const bool direct = j.rel == nullptr;
+  const int64_t asize = kMax && direct ? form_bytes(j.form) : 0;
+  const bool vector = s >= 1 && s <= 4 && (G == 1 || (G == 2 && sizeof(T) == 4 && HWY_TARGET != HWY_SCALAR)) &&
+                      (!kMax || !direct || (sizeof(T) == 4 && j.form != IndexForm::I64));
+  for (int64_t row = 0; row < j.rows; ++row) {
+    const T* g = static_cast<const T*>(j.g) + row * j.g_row_step;
+    const void* am = kMax && direct ? static_cast<const char*>(j.argmax) + row * j.g_row_step * asize : nullptr;
+    for (int tr = 0; tr < j.tap_rows; ++tr) {
+      T* dx = static_cast<T*>(j.dx) + row * j.dx_row_step + (j.tap_row_offset ? j.tap_row_offset[tr] : 0);
+      const int64_t code_base = j.code_base + tr * s;
+      int64_t k = 0;
+      if (vector && j.count >= N) {
+        // the last vector may overlap the one before: its lanes write the same values again
+        for (int64_t next = 0;; next += N) {
+          k = std::min(next, j.count - N);
+          auto gv = hn::LoadU(d, g + k);
+          if constexpr (!kMax) gv = hn::Div(gv, hn::Set(d, div));
+          gv = hn::Add(hn::Zero(d), gv);
+          hn::Vec<decltype(d)> t[4];
+          if constexpr (kMax) {
+            auto rel = direct ? hn::Sub(load_argmax(di, j.form, am, k), hn::Set(di, TI(code_base)))
+                              : load_argmax(di, IndexForm::I32, j.rel, k);
+            for (int64_t jj = 0; jj < s; ++jj)
+              t[jj] = hn::IfThenElseZero(hn::RebindMask(d, rel == hn::Set(di, TI(jj))), gv);
+          } else {
+            for (int64_t jj = 0; jj < s; ++jj) t[jj] = gv;
+          }
+          store_taps(d, s, G, t, dx + s * k);
+          if (k + N == j.count) break;
+        }
+        k = j.count;
+      }
+      for (; k < j.count; ++k) {
+        T gv = kMax ? g[k] : T(g[k] / div);
+        int64_t rel = !kMax ? 0 : direct ? load_index(j.form, am, k) - code_base : j.rel[k];
+        int64_t o = k / G, c = k % G;
+        for (int64_t jj = 0; jj < s; ++jj) {
+          bool match = !kMax || rel == jj;
+          dx[(s * o + jj) * G + c] = match ? T(T(0) + gv) : T(0);
+        }
+      }
+    }
+  }
+}
+
+// dy in SIn, dx in SOut (the same, or float32 dy already divided for a 16-bit average), summed in SOut's
+// compute type
+template <class SIn, class SOut, bool kMax, IndexForm kForm>
+void gather_backward(const GatherJob& j) {
+  using T = compute_t<SOut>;
+  const hn::ScalableTag<T> d;
+  using TI = hwy::MakeSigned<T>;
+  const hn::RebindToSigned<decltype(d)> di;
+  const int64_t N = int64_t(hn::Lanes(d));
+  const bool vector = !kMax || (sizeof(T) == 4 ? kForm != IndexForm::I64
+                                               : (kForm == IndexForm::I64 || kForm == IndexForm::I32));
+  constexpr int64_t ab = form_bytes(kForm);
+  auto dy = [&](int r, int64_t x) { return static_cast<const SIn*>(j.row_dy[r]) + j.cover_o[x] * j.out_step; };
+  auto am = [&](int r, int64_t x) {
+    return static_cast<const char*>(j.row_am[r]) + j.cover_o[x] * j.out_step * ab;
+  };
+  for (int64_t p = 0; p < j.pixels; ++p) {
+    SOut* dx = static_cast<SOut*>(j.dx) + p * j.dx_step;
+    const int64_t x0 = j.cover_begin[p], x1 = j.cover_begin[p + 1];
+    auto code = [&](int r, int64_t x) { return j.flat_codes ? j.row_code[0] + p : j.row_code[r] + j.cover_j[x]; };
+    // U vectors of channels from c on, each term's pointers found once for all of them
+    auto vectors = [&](auto u, int64_t c) {
+      constexpr int U = decltype(u)::value;
+      hn::Vec<decltype(d)> sum[U];
+      for (int v = 0; v < U; ++v) sum[v] = hn::Zero(d);
+      for (int r = 0; r < j.nrows; ++r)
+        for (int64_t x = x0; x < x1; ++x) {
+          const SIn* g = dy(r, x) + c;
+          [[maybe_unused]] const char* a = kMax ? am(r, x) + c * ab : nullptr;
+          [[maybe_unused]] const auto want = hn::Set(di, TI(kMax ? code(r, x) : 0));
+          for (int v = 0; v < U; ++v) {
+            auto gv = load_lanes<kUnit>(d, g, v * N);
+            if constexpr (kMax) gv = hn::IfThenElseZero(hn::RebindMask(d, load_argmax(di, kForm, a, v * N) == want), gv);
+            sum[v] = hn::Add(sum[v], gv);
+          }
+        }
+      for (int v = 0; v < U; ++v) store_values(d, sum[v], dx + c + v * N);
+    };
+    int64_t c = 0;
+    if (vector) {
+      for (; c + 4 * N <= j.channels; c += 4 * N) vectors(std::integral_constant<int, 4>(), c);
+      for (; c + N <= j.channels; c += N) vectors(std::integral_constant<int, 1>(), c);
+    }
+    for (; c < j.channels; ++c) {
+      T sum = 0;
+      for (int r = 0; r < j.nrows; ++r)
+        for (int64_t x = x0; x < x1; ++x)
+          if (!kMax || load_index(kForm, am(r, x), c) == code(r, x)) sum += T(dy(r, x)[c]);
+      dx[c] = SOut(sum);
+    }
+  }
+}
+
+template <class SIn, class SOut, bool kMax>
+void gather_backward(const GatherJob& j) {
+  switch (kMax ? j.form : IndexForm::None) {  // the argmax form fixed at compile time: no switch per term
+    case IndexForm::U8: return gather_backward<SIn, SOut, kMax, IndexForm::U8>(j);
+    case IndexForm::I16: return gather_backward<SIn, SOut, kMax, IndexForm::I16>(j);
+    case IndexForm::I32: return gather_backward<SIn, SOut, kMax, IndexForm::I32>(j);
+    case IndexForm::I64: return gather_backward<SIn, SOut, kMax, IndexForm::I64>(j);
+    default: return gather_backward<SIn, SOut, kMax, IndexForm::None>(j);
+  }
+}
+
+template <class S>
+void divide(const void* gp, const compute_t<S>* dv, compute_t<S>* q, int64_t n, int64_t group) {
+  const hn::ScalableTag<compute_t<S>> d;
+  const int64_t N = int64_t(hn::Lanes(d));
+  const S* g = static_cast<const S*>(gp);
+  // (the last vector ends at n, over lanes the one before gave the same quotients)
+  auto at = [&](int64_t i) { return std::min(i, n - N); };
+  int64_t i = 0;
+  if (n >= N && group == 1)
+    for (; i < n; i += N) hn::StoreU(hn::Div(load_lanes<kUnit>(d, g, at(i)), hn::LoadU(d, dv + at(i))), d, q + at(i));
+  else if (n >= N && group % N == 0)  // a vector lies inside one group
+    for (; i < n; i += N)
+      hn::StoreU(hn::Div(load_lanes<kUnit>(d, g, at(i)), hn::Set(d, dv[at(i) / group])), d, q + at(i));
+  for (; i < n; ++i) q[i] = compute_t<S>(g[i]) / dv[i / group];
+}
+
+template <class T>
+void fill_planes(const T* value, int64_t planes, int64_t cells, T* out, bool stream) {
+  const hn::ScalableTag<T> d;
+  const int64_t N = int64_t(hn::Lanes(d)), total = planes * cells;
+  int64_t x = 0;
+  if (cells >= N) {  // a vector meets at most one plane boundary
+    const hn::RebindToSigned<decltype(d)> di;
+    using TI = hn::TFromD<decltype(di)>;
+    const auto lane = hn::Iota(di, 0);
+    for (; x < total && reinterpret_cast<uintptr_t>(out + x) % (N * sizeof(T)) != 0; ++x) out[x] = value[x / cells];
+    int64_t p = x / cells, next = (p + 1) * cells;  // plane of x, and where the next one starts
+    for (; x + N <= total; x += N) {
+      if (x >= next) ++p, next += cells;
+      const auto here = hn::Set(d, value[p]);
+      const auto v = x + N <= next ? here
+                                   : hn::IfThenElse(hn::RebindMask(d, lane < hn::Set(di, TI(next - x))), here,
+                                                    hn::Set(d, value[p + 1]));
+      if (stream) hn::Stream(v, d, out + x);
+      else hn::Store(v, d, out + x);
+    }
+    if (stream) hwy::FlushStream();  // the streamed lines reach memory before anyone reads them
+  }
+  for (; x < total; ++x) out[x] = value[x / cells];
+}
+
+bool local_codes(const LocalCodeJob& j) {
+  bool ok = true;
+  int64_t k = 0;
+#if HWY_TARGET <= HWY_AVX2  // (64-bit compares, 32-bit gathers)
+  const hn::ScalableTag<int64_t> d64;
+  const hn::ScalableTag<int32_t> d32;  // two int64 vectors' worth of lanes
+  const hn::Rebind<int16_t, decltype(d32)> d16;
+  const hn::Rebind<uint8_t, decltype(d32)> d8;
+  const int64_t N = int64_t(hn::Lanes(d32)), H = N / 2;
+  const auto span = hn::Set(d64, j.span), before = hn::Set(d64, -1), row = hn::Set(d64, j.row);
+  const auto none = hn::Set(d32, -1);
+  // the low 32 bits of each int64 lane of lo, then of hi
+  auto low_halves = [&](hn::Vec<decltype(d64)> lo, hn::Vec<decltype(d64)> hi) {
+    return hn::ConcatEven(d32, hn::BitCast(d32, hi), hn::BitCast(d32, lo));
+  };
+  auto bad = hn::Zero(d32);  // lanes that met a code of -1 at least once: all ones
+  for (; k + N <= j.count; k += N) {
+    const auto r0 = hn::Sub(hn::LoadU(d64, j.flat + k), hn::Add(hn::LoadU(d64, j.base + k), row));
+    const auto r1 = hn::Sub(hn::LoadU(d64, j.flat + k + H), hn::Add(hn::LoadU(d64, j.base + k + H), row));
+    const auto in0 = hn::And(r0 > before, r0 < span), in1 = hn::And(r1 > before, r1 < span);
+    const auto idx = low_halves(hn::IfThenElseZero(in0, r0), hn::IfThenElseZero(in1, r1));
+    const auto in = hn::MaskFromVec(low_halves(hn::VecFromMask(d64, in0), hn::VecFromMask(d64, in1)));
+    const auto code = hn::IfThenElse(in, hn::GatherIndex(d32, j.id, idx), none);
+    bad = hn::Or(bad, hn::VecFromMask(d32, code == none));
+    if (j.form == IndexForm::I32) hn::StoreU(code, d32, static_cast<int32_t*>(j.out) + k);
+    else if (j.form == IndexForm::I16) hn::StoreU(hn::DemoteTo(d16, code), d16, static_cast<int16_t*>(j.out) + k);
+    else hn::StoreU(hn::DemoteTo(d8, code), d8, static_cast<uint8_t*>(j.out) + k);
+  }
+  ok = hn::AllTrue(d32, hn::Eq(bad, hn::Zero(d32)));
+#endif
+  for (; k < j.count; ++k) {
+    const int64_t r = j.flat[k] - j.row - j.base[k];
+    const int32_t code = uint64_t(r) < uint64_t(j.span) ? j.id[r] : -1;
+    ok &= code >= 0;
+    store_index(j.form, j.out, k, code);
+  }
+  return ok;
+}
+
+void TiledMaxBackwardF32(const TiledBackwardJob& j) { tiled_backward<float, true>(j); }
+void TiledMaxBackwardF64(const TiledBackwardJob& j) { tiled_backward<double, true>(j); }
+void TiledAvgBackwardF32(const TiledBackwardJob& j) { tiled_backward<float, false>(j); }
+void TiledAvgBackwardF64(const TiledBackwardJob& j) { tiled_backward<double, false>(j); }
+void GatherMaxBackwardF32(const GatherJob& j) { gather_backward<float, float, true>(j); }
+void GatherMaxBackwardF64(const GatherJob& j) { gather_backward<double, double, true>(j); }
+void GatherMaxBackwardBF16(const GatherJob& j) { gather_backward<bfloat16, bfloat16, true>(j); }
+void GatherMaxBackwardF16(const GatherJob& j) { gather_backward<float16, float16, true>(j); }
+void GatherAvgBackwardF32(const GatherJob& j) { gather_backward<float, float, false>(j); }
+void GatherAvgBackwardF64(const GatherJob& j) { gather_backward<double, double, false>(j); }
+void GatherAvgBackwardBF16(const GatherJob& j) { gather_backward<float, bfloat16, false>(j); }
+void GatherAvgBackwardF16(const GatherJob& j) { gather_backward<float, float16, false>(j); }
+bool LocalCodes(const LocalCodeJob& j) { return local_codes(j); }
+void FillPlanesF32(const float* v, int64_t p, int64_t c, float* out, bool s) { fill_planes(v, p, c, out, s); }
+void FillPlanesF64(const double* v, int64_t p, int64_t c, double* out, bool s) { fill_planes(v, p, c, out, s); }
+void DivideF32(const void* g, const float* d, float* q, int64_t n, int64_t group) { divide<float>(g, d, q, n, group); }
+void DivideBF16(const void* g, const float* d, float* q, int64_t n, int64_t group) { divide<bfloat16>(g, d, q, n, group); }
+void DivideF16(const void* g, const float* d, float* q, int64_t n, int64_t group) { divide<float16>(g, d, q, n, group); }
+void DivideF64(const void* g, const double* d, double* q, int64_t n, int64_t group) { divide<double>(g, d, q, n, group); }
+
+}  // namespace poolkit::cpu::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace poolkit::cpu {
+POOLKIT_KERNEL_DISPATCH(TiledMaxBackwardF32, tiled_max_backward_f32, TiledBackwardJob)
+POOLKIT_KERNEL_DISPATCH(TiledMaxBackwardF64, tiled_max_backward_f64, TiledBackwardJob)
+POOLKIT_KERNEL_DISPATCH(TiledAvgBackwardF32, tiled_avg_backward_f32, TiledBackwardJob)
+POOLKIT_KERNEL_DISPATCH(TiledAvgBackwardF64, tiled_avg_backward_f64, TiledBackwardJob)
+POOLKIT_KERNEL_DISPATCH(GatherMaxBackwardF32, gather_max_backward_f32, GatherJob)
+POOLKIT_KERNEL_DISPATCH(GatherMaxBackwardF64, gather_max_backward_f64, GatherJob)
+POOLKIT_KERNEL_DISPATCH(GatherAvgBackwardF32, gather_avg_backward_f32, GatherJob)
+POOLKIT_KERNEL_DISPATCH(GatherAvgBackwardF64, gather_avg_backward_f64, GatherJob)
+POOLKIT_KERNEL_DISPATCH(GatherMaxBackwardBF16, gather_max_backward_bf16, GatherJob)
+POOLKIT_KERNEL_DISPATCH(GatherMaxBackwardF16, gather_max_backward_f16, GatherJob)
+POOLKIT_KERNEL_DISPATCH(GatherAvgBackwardBF16, gather_avg_backward_bf16, GatherJob)
+POOLKIT_KERNEL_DISPATCH(GatherAvgBackwardF16, gather_avg_backward_f16, GatherJob)
+HWY_EXPORT(FillPlanesF32);
+HWY_EXPORT(FillPlanesF64);
+void fill_planes_f32(const float* v, int64_t p, int64_t c, float* out, bool s) {
+  HWY_DYNAMIC_DISPATCH(FillPlanesF32)(v, p, c, out, s);
+}
+void fill_planes_f64(const double* v, int64_t p, int64_t c, double* out, bool s) {
+  HWY_DYNAMIC_DISPATCH(FillPlanesF64)(v, p, c, out, s);
+}
+HWY_EXPORT(LocalCodes);
+bool flat_to_local_codes(const LocalCodeJob& j) { return HWY_DYNAMIC_DISPATCH(LocalCodes)(j); }
+HWY_EXPORT(DivideF32);
+HWY_EXPORT(DivideBF16);
+HWY_EXPORT(DivideF16);
+HWY_EXPORT(DivideF64);
+void divide_f32(const void* g, const float* d, float* q, int64_t n, int64_t group) {
+  HWY_DYNAMIC_DISPATCH(DivideF32)(g, d, q, n, group);
+}
+void divide_bf16(const void* g, const float* d, float* q, int64_t n, int64_t group) {
+  HWY_DYNAMIC_DISPATCH(DivideBF16)(g, d, q, n, group);
+}
+void divide_f16(const void* g, const float* d, float* q, int64_t n, int64_t group) {
+  HWY_DYNAMIC_DISPATCH(DivideF16)(g, d, q, n, group);
+}
+void divide_f64(const void* g, const double* d, double* q, int64_t n, int64_t group) {
+  HWY_DYNAMIC_DISPATCH(DivideF64)(g, d, q, n, group);
+}
+}  // namespace poolkit::cpu
+#endif
