@@ -1,0 +1,35 @@
+// POOLKIT_TEST_SIMD_TARGET=<name> (a Highway target name: AVX2, SSE4, SCALAR, ...) runs the suite's SIMD kernels
+// on that target alone instead of the best one here, so that each ISA compiled is tested on a machine that has
+// the best (tests/CMakeLists.txt registers the fast-path tests once per target this way).
+#include <gtest/gtest.h>
+#include <hwy/targets.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+namespace {
+
+class SimdTarget : public ::testing::Environment {
+ public:
+  void SetUp() override {
+    const char* want = std::getenv("POOLKIT_TEST_SIMD_TARGET");
+    if (!want || !*want) return;
+    for (int64_t t : hwy::SupportedAndGeneratedTargets())
+      if (want == std::string(hwy::TargetName(t))) {
+        hwy::SetSupportedTargetsForTest(t);
+        std::printf("SIMD kernels on target %s\n", want);
+        return;
+      }
+    bool compiled = false;
+    for (int bit = 0; bit < 63; ++bit)
+      if ((HWY_TARGETS & (int64_t(1) << bit)) && want == std::string(hwy::TargetName(int64_t(1) << bit))) compiled = true;
+    if (compiled) GTEST_SKIP() << "POOLKIT_TEST_SIMD_TARGET=" << want << ": this machine lacks that instruction set";
+    FAIL() << "POOLKIT_TEST_SIMD_TARGET=" << want << " names no SIMD target compiled into this build";
+  }
+  void TearDown() override { hwy::SetSupportedTargetsForTest(0); }
+};
+
+const auto* const kRegistered = ::testing::AddGlobalTestEnvironment(new SimdTarget);
+
+}  // namespace
