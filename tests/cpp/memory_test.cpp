@@ -20,6 +20,7 @@ TEST(Memory, BlocksAreAlignedAndWritable) {
 }
 
 TEST(Memory, FreedBigBlockIsReusedForTheSameSize) {
+  set_cache_limit(0);  // empty, so that no block of this size freed by an earlier test is handed out instead
   set_cache_limit(size_t(1) << 30);
   const size_t n = size_t(3) << 20;
   void* a = allocate(n);
