@@ -56,54 +56,52 @@ bool to_local(const Geometry& g3, const TensorView& flat, const TensorView& loca
     }
     return code;
   };
-  // Outputs [lo, hi) of a row have whole windows; `lanes` values each, contiguous (flat and local): by vectors.
+  // Outputs [lo, hi) of a row have whole windows: by vectors where the row's values are contiguous, the rest one
+  // at a time. Channels-last rows are OW * C values in a row (an output's `lanes` are its C channels), channels-
+  // first rows OW values vs apart (one lane an output); a task is a slice (n, c, ot), all channels for channels-last.
   const int64_t lo = tab.w.full_begin, hi = tab.w.full_end;
-  auto whole_run = [&](const int64_t* v, U* out, int64_t ot, int64_t oh, const int64_t* base_w, int64_t lanes) {
+  const bool last = C > 1 && f.s[1] == 1 && l.s[1] == 1 && f.s[4] == C && l.s[4] == C;
+  const int64_t lanes = last ? C : 1, planes = last ? 1 : C, vs = f.s[4], os = l.s[4];
+  const bool contiguous = last || (vs == 1 && os == 1);
+  // When every window is whole along H and W and a slice's rows lie back to back: one run per slice. The
+  // bases of the values of a row (whole windows along W), and of a slice.
+  bool slabs = contiguous && lo == 0 && hi == OW && f.s[3] == OW * lanes && l.s[3] == OW * lanes;
+  for (int64_t oh = 0; oh < OH; ++oh) slabs &= whole[1][size_t(oh)] != 0;
+  std::vector<int64_t> base_w, base_hw;
+  for (int64_t ow = 0; ow < OW; ++ow) base_w.insert(base_w.end(), size_t(lanes), base[2][size_t(ow)]);
+  for (int64_t oh = 0; slabs && oh < OH; ++oh)
+    for (int64_t ow = 0; ow < OW; ++ow)
+      base_hw.insert(base_hw.end(), size_t(lanes), base[1][size_t(oh)] + base[2][size_t(ow)]);
+  auto run = [&](const int64_t* v, U* out, const int64_t* bases, int64_t count, int64_t row) {
     LocalCodeJob j;
-    j.flat = v + lo * lanes, j.base = base_w + lo * lanes, j.count = (hi - lo) * lanes;
-    j.row = base[0][size_t(ot)] + base[1][size_t(oh)], j.span = span;
-    j.id = id.data(), j.form = form, j.out = out + lo * lanes;
+    j.flat = v, j.base = bases, j.count = count, j.row = row, j.span = span;
+    j.id = id.data(), j.form = form, j.out = out;
     return flat_to_local_codes(j);
   };
-  if (C > 1 && f.s[1] == 1 && l.s[1] == 1 && f.s[4] == C && l.s[4] == C) {
-    // channels-last: a row of outputs is OW * C values in a row; each value's base repeated over the channels
-    std::vector<int64_t> base_c;
-    for (int64_t ow = 0; ow < OW; ++ow) base_c.insert(base_c.end(), size_t(C), base[2][size_t(ow)]);
-    return parallel_for(N * OT * OH, flat.numel(), [&](int64_t i) {
-      const int64_t oh = i % OH, ot = (i / OH) % OT, n = i / (OH * OT);
-      const int64_t* v = f.at<int64_t>(f.offset(n, 0, ot, oh, 0));
-      U* out = l.at<U>(l.offset(n, 0, ot, oh, 0));
-      const bool vectors = whole[0][size_t(ot)] && whole[1][size_t(oh)] && hi > lo;
-      bool ok = !vectors || whole_run(v, out, ot, oh, base_c.data(), C);
-      for (int64_t ow = 0; ow < OW; ++ow) {
-        if (vectors && ow == lo) ow = hi;
-        if (ow >= OW) break;
-        for (int64_t c = 0; c < C; ++c) {
-          const int32_t code = code_of(v[ow * C + c], ot, oh, ow);
-          ok &= code >= 0;
-          out[ow * C + c] = U(code);
-        }
-      }
-      return ok;
-    });
-  }
-  return parallel_for(N * C * OT, flat.numel(), [&](int64_t i) {
-    const int64_t ot = i % OT, c = (i / OT) % C, n = i / (OT * C);
-    bool ok = true;
-    for (int64_t oh = 0; oh < OH; ++oh) {
-      const int64_t* v = f.at<int64_t>(f.offset(n, c, ot, oh, 0));
-      U* out = l.at<U>(l.offset(n, c, ot, oh, 0));
-      const int64_t vs = f.s[4], os = l.s[4];
-      const bool vectors = whole[0][size_t(ot)] && whole[1][size_t(oh)] && hi > lo && vs == 1 && os == 1;
-      if (vectors) ok &= whole_run(v, out, ot, oh, base[2].data(), 1);
-      for (int64_t ow = 0; ow < OW; ++ow) {
-        if (vectors && ow == lo) ow = hi;
-        if (ow >= OW) break;
-        const int32_t code = code_of(v[ow * vs], ot, oh, ow);
+  auto one_row = [&](int64_t n, int64_t c, int64_t ot, int64_t oh) {
+    const int64_t* v = f.at<int64_t>(f.offset(n, c, ot, oh, 0));
+    U* out = l.at<U>(l.offset(n, c, ot, oh, 0));
+    const bool vectors = contiguous && whole[0][size_t(ot)] && whole[1][size_t(oh)] && hi > lo;
+    bool ok = !vectors || run(v + lo * lanes, out + lo * lanes, base_w.data() + lo * lanes, (hi - lo) * lanes,
+                              base[0][size_t(ot)] + base[1][size_t(oh)]);
+    for (int64_t ow = 0; ow < OW; ++ow) {
+      if (vectors && ow == lo) ow = hi;
+      if (ow >= OW) break;
+      for (int64_t k = 0; k < lanes; ++k) {
+        const int32_t code = code_of(v[ow * vs + k], ot, oh, ow);
         ok &= code >= 0;
-        out[ow * os] = U(code);
+        out[ow * os + k] = U(code);
       }
     }
+    return ok;
+  };
+  return parallel_for(N * planes * OT, flat.numel(), [&](int64_t i) {
+    const int64_t ot = i % OT, c = (i / OT) % planes, n = i / (OT * planes);
+    if (slabs && whole[0][size_t(ot)])
+      return run(f.at<int64_t>(f.offset(n, c, ot, 0, 0)), l.at<U>(l.offset(n, c, ot, 0, 0)), base_hw.data(),
+                 OH * OW * lanes, base[0][size_t(ot)]);
+    bool ok = true;
+    for (int64_t oh = 0; oh < OH; ++oh) ok &= one_row(n, c, ot, oh);
     return ok;
   });
 }
