@@ -365,7 +365,7 @@ bool run_backward(bool is_max, const Geometry& g, const AvgOptions& opt, const T
     }
   }
   if ((simd || (half && gathers)) && last && b.C > 1) return channels_last(b);
-  if (simd && blocked_backward(b)) return true;
+  if (simd && (narrow_backward(b) || blocked_backward(b))) return true;
   return rows_backward(b);
 }
 

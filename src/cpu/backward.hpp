@@ -67,6 +67,9 @@ bool pixel_argmax_valid(const Backward& b, int64_t n, int64_t ot, int64_t oh, in
 // channels-last like dy.
 bool gather_last(const Backward& b, const LastPlan& p, const View5& q);
 
+// Average, float32, channels-first planes whose rows fit one vector: a dx row per vector.
+bool narrow_backward(const Backward& b);
+
 // Small channels-first planes with narrow or irregular windows, as channels-last blocks of planes.
 bool blocked_backward(const Backward& b);
 

@@ -153,6 +153,30 @@ void accumulate_row_f64(const RowJob& job);
 void accumulate_row_bf16(const RowJob& job);
 void accumulate_row_f16(const RowJob& job);
 
+// Average backward of channels-first planes whose rows fit one vector of float32 (W and OW at most
+// narrow_lanes_f32()): each dx row is one vector, summed from the output rows covering it. Per plane (planes
+// dy_plane / dx_plane elements apart): q row r = dy row r (OW values at dy_row[r]) / divisor row r (lanes of
+// `divisor`, N a row, 1 past OW), for r < out_rows; then dx row r (W values at dx_row[r]), r < in_rows, = the
+// sum from +0 over its terms k in [row_terms[r], row_terms[r + 1]) (q rows row_term[k], in order) and over the
+// column slots b < nslots (in order) of lane w's q lane slot[b * N + w] (nothing where that is -1). With the
+// terms in increasing output row and the slots in increasing output column, every cell gets the reference's
+// sum. dx rows are written in order, rows [0, full_rows) as whole vectors (their lanes past W land on later
+// rows of the plane, written after them), the others exactly W values.
+struct NarrowJob {
+  const float* dy = nullptr;
+  float* dx = nullptr;
+  int64_t planes = 0, dy_plane = 0, dx_plane = 0;
+  int64_t out_rows = 0, in_rows = 0, width = 0, out_width = 0, full_rows = 0;
+  const int64_t *dy_row = nullptr, *dx_row = nullptr;
+  const float* divisor = nullptr;
+  const int *row_terms = nullptr, *row_term = nullptr;
+  const int32_t* slot = nullptr;
+  int nslots = 0;
+};
+constexpr int kNarrowSlots = 8;  // most column slots a narrow job takes
+int64_t narrow_lanes_f32();
+void narrow_avg_backward_f32(const NarrowJob& job);
+
 // q[i] = g[i] / d[i / group] for i < n, in float32 (g float32, bfloat16 or float16, widened exactly) or float64.
 void divide_f32(const void* g, const float* d, float* q, int64_t n, int64_t group = 1);
 void divide_bf16(const void* g, const float* d, float* q, int64_t n, int64_t group = 1);

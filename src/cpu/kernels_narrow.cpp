@@ -1,0 +1,70 @@
+// The average backward of narrow channels-first planes (see NarrowJob in kernels.hpp): a dx row in one vector,
+// each term's lanes picked from its q row by a table lookup per column slot.
+#include "kernels.hpp"
+
+#include <algorithm>
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "src/cpu/kernels_narrow.cpp"
+#include <hwy/foreach_target.h>  // IWYU pragma: keep
+#include <hwy/aligned_allocator.h>
+#include <hwy/highway.h>
+
+HWY_BEFORE_NAMESPACE();
+namespace poolkit::cpu::HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+int64_t NarrowLanesF32() { return int64_t(hn::Lanes(hn::ScalableTag<float>())); }
+
+void NarrowAvgBackwardF32(const NarrowJob& j) {
+  const hn::ScalableTag<float> d;
+  const hn::RebindToSigned<decltype(d)> di;
+  using V = hn::Vec<decltype(d)>;
+  const int64_t N = int64_t(hn::Lanes(d));
+  const auto in_row = hn::FirstN(d, size_t(j.out_width)), out_row = hn::FirstN(d, size_t(j.width));
+  decltype(hn::IndicesFromVec(d, hn::Zero(di))) pick[kNarrowSlots];
+  hn::Mask<decltype(d)> has[kNarrowSlots];
+  for (int b = 0; b < j.nslots; ++b) {
+    const auto s = hn::LoadU(di, j.slot + b * N);
+    pick[b] = hn::IndicesFromVec(d, hn::Max(s, hn::Zero(di)));
+    has[b] = hn::RebindMask(d, s > hn::Set(di, -1));
+  }
+  thread_local hwy::AlignedFreeUniquePtr<float[]> q;
+  thread_local int64_t q_size = 0;
+  if (q_size < j.out_rows * N) q = hwy::AllocateAligned<float>(size_t(j.out_rows * N)), q_size = j.out_rows * N;
+  for (int64_t p = 0; p < j.planes; ++p) {
+    const float* dy = j.dy + p * j.dy_plane;
+    float* dx = j.dx + p * j.dx_plane;
+    for (int64_t r = 0; r < j.out_rows; ++r) {
+      float* qr = q.get() + r * N;
+#if HWY_TARGET <= HWY_AVX2
+      const V g = hn::MaskedLoad(in_row, d, dy + j.dy_row[r]);
+#else  // (MaskedLoad loads the whole vector here)
+      std::copy(dy + j.dy_row[r], dy + j.dy_row[r] + j.out_width, qr);
+      const V g = hn::IfThenElseZero(in_row, hn::Load(d, qr));
+#endif
+      hn::Store(hn::Div(g, hn::Load(d, j.divisor + r * N)), d, qr);
+    }
+    for (int64_t r = 0; r < j.in_rows; ++r) {
+      V sum = hn::Zero(d);
+      for (int k = j.row_terms[r]; k < j.row_terms[r + 1]; ++k) {
+        const V row = hn::Load(d, q.get() + int64_t(j.row_term[k]) * N);
+        for (int b = 0; b < j.nslots; ++b) sum = hn::Add(sum, hn::IfThenElseZero(has[b], hn::TableLookupLanes(row, pick[b])));
+      }
+      if (r < j.full_rows) hn::StoreU(sum, d, dx + j.dx_row[r]);
+      else hn::BlendedStore(sum, out_row, d, dx + j.dx_row[r]);
+    }
+  }
+}
+
+}  // namespace poolkit::cpu::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace poolkit::cpu {
+HWY_EXPORT(NarrowLanesF32);
+HWY_EXPORT(NarrowAvgBackwardF32);
+int64_t narrow_lanes_f32() { return HWY_DYNAMIC_DISPATCH(NarrowLanesF32)(); }
+void narrow_avg_backward_f32(const NarrowJob& j) { HWY_DYNAMIC_DISPATCH(NarrowAvgBackwardF32)(j); }
+}  // namespace poolkit::cpu
+#endif
