@@ -7,6 +7,7 @@
 // outputs of one tap land every `stride` cells: they are accumulated in `stride` phase rows, contiguous, and
 // interleaved into dx at the end.
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <type_traits>
 #include <vector>
@@ -18,10 +19,16 @@
 namespace poolkit::cpu {
 namespace {
 
+uint64_t next_id() {
+  static std::atomic<uint64_t> last{0};
+  return ++last;
+}
+
 template <class A> using code_t = std::conditional_t<sizeof(A) == 8, int64_t, int32_t>;
 
 struct RowsPlan {
   const Backward& b;
+  const uint64_t id = next_id();  // tells the plans apart for the terms a thread keeps (Scratch)
   Covers ct, ch;
   std::vector<RowTap> wtaps;  // Regular W: by decreasing jw; empty: the scalar walk over each output's taps
   int64_t phases = 1, phase_len;
@@ -95,6 +102,14 @@ bool cells_in_a_row(const View5& v, int64_t T, int64_t H, int64_t W) {
 }
 
 template <class T>
+void pad_rows(const T* g, const acc_t<T>* d, acc_t<T>* q, int64_t rows, int64_t len, int64_t lo, int64_t stride) {
+  if constexpr (std::is_same_v<T, float>) pad_rows_f32(g, d, q, rows, len, lo, stride);
+  else if constexpr (std::is_same_v<T, double>) pad_rows_f64(g, d, q, rows, len, lo, stride);
+  else if constexpr (std::is_same_v<T, bfloat16>) pad_rows_bf16(g, d, q, rows, len, lo, stride);
+  else pad_rows_f16(g, d, q, rows, len, lo, stride);
+}
+
+template <class T>
 void divide(const T* g, const acc_t<T>* d, acc_t<T>* q, int64_t n) {
   if constexpr (std::is_same_v<T, float>) divide_f32(g, d, q, n);
   else if constexpr (std::is_same_v<T, double>) divide_f64(g, d, q, n);
@@ -146,6 +161,10 @@ struct Scratch {
   std::vector<code_t<A>> code;
   std::vector<RowTerm> terms;
   std::vector<int> row_terms;  // per dx row of a plane's t, into terms
+  // what terms were made for: the same plan, slice t and buffers give the same terms for the next plane
+  uint64_t terms_plan = 0;
+  int64_t terms_t = -1;
+  const void *terms_q = nullptr, *terms_code = nullptr;
 };
 
 // Huge planes must not leave their copies allocated on every thread for good.
@@ -201,7 +220,10 @@ template <class T>
 bool plane(const RowsPlan& p, Scratch<acc_t<T>>& scratch, int64_t n, int64_t c) {
   using A = acc_t<T>;
   using I = code_t<A>;
-  auto& [q, acc, code, terms, row_terms] = scratch;
+  auto &q = scratch.q, &acc = scratch.acc;
+  auto& code = scratch.code;
+  auto& terms = scratch.terms;
+  auto& row_terms = scratch.row_terms;
   const Backward& b = p.b;
   const AxisTable &At = b.tab.t, &Bt = b.tab.h, &Wt = b.tab.w;
   const int64_t OT = At.axis.out, OH = Bt.axis.out, OW = Wt.axis.out, WI = Wt.axis.in;
@@ -217,7 +239,7 @@ bool plane(const RowsPlan& p, Scratch<acc_t<T>>& scratch, int64_t n, int64_t c) 
   char* code_base = reinterpret_cast<char*>(code.data());
   auto q_row = [&](int64_t r) { return scratch.q.data() + r * stride + lo; };  // (scratch.q: clang 14 cannot
   auto code_row = [&](int64_t r) { return code_base + (r * stride + lo) * code_size; };  // capture `q`)
-  // q of the whole plane by one call when dy has no gaps between rows (then spread out to the padded rows)
+  // q of the whole plane, margins included, by one call when dy has no gaps between rows
   const bool packed = cells_in_a_row(b.dy, OT, OH, OW);
   auto to_q = [&](const T* g, int64_t gs, A* qr, int64_t r, int64_t count) {  // from output row r
     if (!b.is_max) {
@@ -232,12 +254,10 @@ bool plane(const RowsPlan& p, Scratch<acc_t<T>>& scratch, int64_t n, int64_t c) 
       std::copy(g, g + count, qr);
     }
   };
-  if (packed) {
-    to_q(b.dy.at<T>(b.dy.offset(n, c, 0, 0, 0)), 1, q.data(), 0, rows * OW);
-    if (stride != OW)  // the last row first: a row moves only over rows already moved
-      for (int64_t r = rows - 1; r >= 0; --r) std::memmove(q_row(r), q.data() + r * OW, size_t(OW) * sizeof(A));
-  }
-  if (stride != OW)
+  if (packed)
+    pad_rows(b.dy.at<T>(b.dy.offset(n, c, 0, 0, 0)), b.is_max ? nullptr : p.template divisors<A>(), q.data(), rows,
+             OW, lo, stride);
+  else if (stride != OW)
     for (int64_t r = 0; r < rows; ++r) {
       std::fill_n(q.data() + r * stride, lo, A(0));
       std::fill_n(q_row(r) + OW, stride - lo - OW, A(0));
@@ -302,8 +322,11 @@ bool plane(const RowsPlan& p, Scratch<acc_t<T>>& scratch, int64_t n, int64_t c) 
   const int64_t H = Bt.axis.in;
   for (int64_t t = 0; t < At.axis.in; ++t) {
     // the terms of every dx row (t, h): its covering output rows, in increasing order
-    terms.clear(), row_terms.assign(1, 0);
-    for (int64_t h = 0; h < H; ++h) {
+    const bool made = scratch.terms_plan == p.id && scratch.terms_t == t && scratch.terms_q == q.data() &&
+                      scratch.terms_code == code.data();
+    scratch.terms_plan = p.id, scratch.terms_t = t, scratch.terms_q = q.data(), scratch.terms_code = code.data();
+    if (!made) terms.clear(), row_terms.assign(1, 0);
+    for (int64_t h = 0; h < H && !made; ++h) {
       for (int64_t x0 = p.ct.begin[t]; x0 < p.ct.begin[t + 1]; ++x0)
         for (int64_t x1 = p.ch.begin[h]; x1 < p.ch.begin[h + 1]; ++x1) {
           const int64_t r = p.ct.o[x0] * OH + p.ch.o[x1];

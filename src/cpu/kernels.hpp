@@ -183,6 +183,14 @@ void divide_bf16(const void* g, const float* d, float* q, int64_t n, int64_t gro
 void divide_f16(const void* g, const float* d, float* q, int64_t n, int64_t group = 1);
 void divide_f64(const void* g, const double* d, double* q, int64_t n, int64_t group = 1);
 
+// The rows of a plane as the row accumulation reads them: q row r (r < rows) at q + r * stride is `lo` zeros,
+// then g[r * len + i] / d[r * len + i] for i < len (g itself where d is null), then zeros up to stride; in
+// float32 (g float32, bfloat16 or float16) or float64.
+void pad_rows_f32(const void* g, const float* d, float* q, int64_t rows, int64_t len, int64_t lo, int64_t stride);
+void pad_rows_bf16(const void* g, const float* d, float* q, int64_t rows, int64_t len, int64_t lo, int64_t stride);
+void pad_rows_f16(const void* g, const float* d, float* q, int64_t rows, int64_t len, int64_t lo, int64_t stride);
+void pad_rows_f64(const void* g, const double* d, double* q, int64_t rows, int64_t len, int64_t lo, int64_t stride);
+
 // out[p * cells + i] = value[p] for p < planes, i < cells (float32 or float64), with streaming stores when
 // `stream` (the output too large for the cache and not read back soon: no read of its lines before writing).
 void fill_planes_f32(const float* value, int64_t planes, int64_t cells, float* out, bool stream);

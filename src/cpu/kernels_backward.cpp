@@ -190,6 +190,37 @@ void divide(const void* gp, const compute_t<S>* dv, compute_t<S>* q, int64_t n, 
 }
 
 template <class T>
+HWY_INLINE void zeros(T* p, int64_t n) {
+  const hn::ScalableTag<T> d;
+  const int64_t N = int64_t(hn::Lanes(d));
+  if (n < N) std::fill_n(p, n, T(0));
+  else for (int64_t i = 0; i < n; i += N) hn::StoreU(hn::Zero(d), d, p + std::min(i, n - N));
+}
+
+template <class S>
+void pad_rows(const void* gp, const compute_t<S>* dv, compute_t<S>* q, int64_t rows, int64_t len, int64_t lo,
+              int64_t stride) {
+  using T = compute_t<S>;
+  const hn::ScalableTag<T> d;
+  const int64_t N = int64_t(hn::Lanes(d));
+  const S* g = static_cast<const S*>(gp);
+  for (int64_t r = 0; r < rows; ++r, g += len, q += stride) {
+    const T* dr = dv ? dv + r * len : nullptr;
+    T* out = q + lo;
+    zeros(q, lo);
+    zeros(out + len, stride - lo - len);
+    int64_t i = 0;
+    if (len >= N)
+      for (; i < len; i += N) {  // (the last vector ends at len, over lanes the one before gave the same values)
+        const int64_t a = std::min(i, len - N);
+        const auto v = load_lanes<kUnit>(d, g, a);
+        hn::StoreU(dr ? hn::Div(v, hn::LoadU(d, dr + a)) : v, d, out + a);
+      }
+    for (; i < len; ++i) out[i] = dr ? T(g[i]) / dr[i] : T(g[i]);
+  }
+}
+
+template <class T>
 void fill_planes(const T* value, int64_t planes, int64_t cells, T* out, bool stream) {
   const hn::ScalableTag<T> d;
   const int64_t N = int64_t(hn::Lanes(d)), total = planes * cells;
@@ -272,6 +303,15 @@ void DivideF32(const void* g, const float* d, float* q, int64_t n, int64_t group
 void DivideBF16(const void* g, const float* d, float* q, int64_t n, int64_t group) { divide<bfloat16>(g, d, q, n, group); }
 void DivideF16(const void* g, const float* d, float* q, int64_t n, int64_t group) { divide<float16>(g, d, q, n, group); }
 void DivideF64(const void* g, const double* d, double* q, int64_t n, int64_t group) { divide<double>(g, d, q, n, group); }
+#define POOLKIT_PAD_ROWS(Name, S, T)                                                               \
+  void Name(const void* g, const T* d, T* q, int64_t rows, int64_t len, int64_t lo, int64_t stride) { \
+    pad_rows<S>(g, d, q, rows, len, lo, stride);                                                     \
+  }
+POOLKIT_PAD_ROWS(PadRowsF32, float, float)
+POOLKIT_PAD_ROWS(PadRowsBF16, bfloat16, float)
+POOLKIT_PAD_ROWS(PadRowsF16, float16, float)
+POOLKIT_PAD_ROWS(PadRowsF64, double, double)
+#undef POOLKIT_PAD_ROWS
 
 }  // namespace poolkit::cpu::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();
@@ -316,5 +356,15 @@ void divide_f16(const void* g, const float* d, float* q, int64_t n, int64_t grou
 void divide_f64(const void* g, const double* d, double* q, int64_t n, int64_t group) {
   HWY_DYNAMIC_DISPATCH(DivideF64)(g, d, q, n, group);
 }
+#define POOLKIT_PAD_ROWS(Name, fn, T)                                                                    \
+  HWY_EXPORT(Name);                                                                                       \
+  void fn(const void* g, const T* d, T* q, int64_t rows, int64_t len, int64_t lo, int64_t stride) { \
+    HWY_DYNAMIC_DISPATCH(Name)(g, d, q, rows, len, lo, stride);                                           \
+  }
+POOLKIT_PAD_ROWS(PadRowsF32, pad_rows_f32, float)
+POOLKIT_PAD_ROWS(PadRowsBF16, pad_rows_bf16, float)
+POOLKIT_PAD_ROWS(PadRowsF16, pad_rows_f16, float)
+POOLKIT_PAD_ROWS(PadRowsF64, pad_rows_f64, double)
+#undef POOLKIT_PAD_ROWS
 }  // namespace poolkit::cpu
 #endif
