@@ -43,7 +43,7 @@ void NarrowAvgBackwardF32(const NarrowJob& j) {
       std::copy(dy + j.dy_row[r], dy + j.dy_row[r] + j.out_width, qr);
       const V g = hn::IfThenElseZero(in_row, hn::Load(d, qr));
 #endif
-      hn::Store(hn::Div(g, hn::Load(d, j.divisor + r * N)), d, qr);
+      hn::Store(hn::Div(g, hn::LoadU(d, j.divisor + r * N)), d, qr);
     }
     for (int64_t r = 0; r < j.in_rows; ++r) {
       V sum = hn::Zero(d);
