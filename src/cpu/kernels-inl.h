@@ -127,8 +127,10 @@ HWY_INLINE hn::Vec<D> load_lanes(D d, const S* p, int64_t k) {
     const hn::Rebind<uint16_t, D> d16;
     const uint16_t* q = reinterpret_cast<const uint16_t*>(p);
     if constexpr (M == kPair) {  // 32-bit loads: the even element of each pair is the low half
-      auto u = hn::And(hn::LoadU(du, reinterpret_cast<const uint32_t*>(q + 2 * k)), hn::Set(du, 0xffffu));
-      if constexpr (kBF16<S> || !POOLKIT_F16C) return widen_lanes(d, hn::BitCast(di, u), kBF16<S>);
+      const auto pair = hn::LoadU(du, reinterpret_cast<const uint32_t*>(q + 2 * k));
+      if constexpr (kBF16<S>) return hn::BitCast(d, hn::ShiftLeft<16>(pair));  // (the shift drops the odd one)
+      const auto u = hn::And(pair, hn::Set(du, 0xffffu));
+      if constexpr (!POOLKIT_F16C) return widen_lanes(d, hn::BitCast(di, u), false);
       else return widen16<D, S>(d, hn::DemoteTo(d16, hn::BitCast(di, u)));
     } else {
       return widen16<D, S>(d, hn::LoadU(d16, q + k));
