@@ -1,0 +1,58 @@
+#!/usr/bin/env python3
+"""Runs `poolkit bench` several times at 2 threads and once at 1, and prints the markdown table of bench/RESULTS.md.
+
+Each run measures a plain memcpy just before each row; a row's fraction of copy is against that copy. The
+table gives per row the median over the 2-thread runs of the time and of the fraction, the fractions' range,
+the 1-thread run, and the 2-thread median's speed-up over 1 thread. On a shared machine whose bandwidth
+drifts, the median of several runs says more than any one run.
+
+    python3 bench/bench_table.py --runs 3 [--poolkit build/cpu/tools/poolkit] [bench options...]
+"""
+import argparse
+import re
+import statistics
+import subprocess
+import sys
+
+ROW = re.compile(r"^(\S+)\s+(nchw|nhwc)\s+(.+?)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s*$")
+
+
+def run(poolkit, threads, extra):
+    out = subprocess.run([poolkit, "bench", "--threads", str(threads)] + extra, check=True, capture_output=True,
+                         text=True).stdout
+    rows = {}
+    for line in out.splitlines():
+        m = ROW.match(line)
+        if m:
+            rows[(m.group(1), m.group(2), m.group(3))] = (float(m.group(4)), float(m.group(7)))
+    if not rows:
+        sys.exit("bench_table: no rows in the output of poolkit bench")
+    return rows
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--runs", type=int, default=3, help="2-thread runs (default 3)")
+    p.add_argument("--poolkit", default="build/cpu/tools/poolkit")
+    args, extra = p.parse_known_args()
+    if args.runs < 1:
+        p.error("--runs must be at least 1")
+    two = []
+    for i in range(args.runs):
+        print(f"2-thread run {i + 1} of {args.runs}...", file=sys.stderr)
+        two.append(run(args.poolkit, 2, extra))
+    print("1-thread run...", file=sys.stderr)
+    one = run(args.poolkit, 1, extra)
+    print(f"| case | layout | operator | 2 threads: ms (median of {args.runs}) | of copy (median) | of copy (range) "
+          "| 1 thread: ms | of copy | 2 vs 1 thread |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for key in two[0]:
+        ms = statistics.median(r[key][0] for r in two)
+        frac = [r[key][1] for r in two]
+        ms1, frac1 = one[key]
+        print(f"| {key[0]} | {key[1]} | {key[2]} | {ms:.3f} | {statistics.median(frac):.2f} | "
+              f"{min(frac):.2f}-{max(frac):.2f} | {ms1:.3f} | {frac1:.2f} | {ms1 / ms:.2f}x |")
+
+
+if __name__ == "__main__":
+    main()
