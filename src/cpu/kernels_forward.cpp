@@ -101,7 +101,7 @@ class RowPrefetch {
   int nrows_ = 0;
 };
 
-// kTaps > 0: the window's tap count known at compile time (2x2 and 3x3 windows), so the tap loop unrolls and
+// kTaps > 0: the window's tap count known at compile time (2x2, 3x3, 2x2x2 windows), so the tap loop unrolls and
 // its offsets stay in registers.
 template <class S, bool kIndex, int M, int kTaps>
 HWY_NOINLINE void max_rows(const ForwardJob& j) {
@@ -217,6 +217,7 @@ HWY_NOINLINE void avg_rows(const ForwardJob& j) {
 template <class T, bool kIndex, int M>
 void max_rows_for_taps(const ForwardJob& j) {
   if (j.ntaps == 4) return max_rows<T, kIndex, M, 4>(j);
+  if (j.ntaps == 8 && M != kGroup) return max_rows<T, kIndex, M, 8>(j);  // (2x2x2; channels-last groups ran slower)
   if (j.ntaps == 9) return max_rows<T, kIndex, M, 9>(j);
   return max_rows<T, kIndex, M, 0>(j);
 }
