@@ -56,13 +56,14 @@ HWY_INLINE void store_taps(D d, int64_t s, int64_t group, const V* t, hn::TFromD
   else hn::StoreInterleaved4(t[0], t[1], t[2], t[3], d, out);
 }
 
-template <class T, bool kMax>
+// kS > 0: the stride known at compile time (the taps of a vector then stay in registers)
+template <class T, bool kMax, int kS>
 void tiled_backward(const TiledBackwardJob& j) {
   const hn::ScalableTag<T> d;
   using TI = hwy::MakeSigned<T>;
   const hn::RebindToSigned<decltype(d)> di;
   const int64_t N = int64_t(hn::Lanes(d));
-  const int64_t s = j.stride, G = j.group;
+  const int64_t s = kS > 0 ? kS : j.stride, G = j.group;
   const T div = T(j.divisor);
   const bool direct = j.rel == nullptr;
   const int64_t asize = kMax && direct ? form_bytes(j.form) : 0;
@@ -284,10 +285,14 @@ bool local_codes(const LocalCodeJob& j) {
   return ok;
 }
 
-void TiledMaxBackwardF32(const TiledBackwardJob& j) { tiled_backward<float, true>(j); }
-void TiledMaxBackwardF64(const TiledBackwardJob& j) { tiled_backward<double, true>(j); }
-void TiledAvgBackwardF32(const TiledBackwardJob& j) { tiled_backward<float, false>(j); }
-void TiledAvgBackwardF64(const TiledBackwardJob& j) { tiled_backward<double, false>(j); }
+template <class T, bool kMax>
+void tiled_backward_for_stride(const TiledBackwardJob& j) {
+  j.stride == 2 ? tiled_backward<T, kMax, 2>(j) : tiled_backward<T, kMax, 0>(j);
+}
+void TiledMaxBackwardF32(const TiledBackwardJob& j) { tiled_backward_for_stride<float, true>(j); }
+void TiledMaxBackwardF64(const TiledBackwardJob& j) { tiled_backward_for_stride<double, true>(j); }
+void TiledAvgBackwardF32(const TiledBackwardJob& j) { tiled_backward_for_stride<float, false>(j); }
+void TiledAvgBackwardF64(const TiledBackwardJob& j) { tiled_backward_for_stride<double, false>(j); }
 void GatherMaxBackwardF32(const GatherJob& j) { gather_backward<float, float, true>(j); }
 void GatherMaxBackwardF64(const GatherJob& j) { gather_backward<double, double, true>(j); }
 void GatherMaxBackwardBF16(const GatherJob& j) { gather_backward<bfloat16, bfloat16, true>(j); }
