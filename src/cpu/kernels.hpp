@@ -99,6 +99,7 @@ struct GatherJob {
   bool flat_codes = false;
   IndexForm form = IndexForm::None;
   void* dx = nullptr;
+  bool prefetch = false;  // ask for the newest terms of pixels ahead (where the hardware prefetcher falls behind)
 };
 void gather_max_backward_f32(const GatherJob& job);
 void gather_max_backward_f64(const GatherJob& job);

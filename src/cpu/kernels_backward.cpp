@@ -11,6 +11,7 @@
 #include <hwy/highway.h>
 
 #include "src/cpu/kernels-inl.h"
+#include "src/cpu/prefetch.hpp"
 
 HWY_BEFORE_NAMESPACE();
 namespace poolkit::cpu::HWY_NAMESPACE {
@@ -126,9 +127,19 @@ void gather_backward(const GatherJob& j) {
   auto am = [&](int r, int64_t x) {
     return static_cast<const char*>(j.row_am[r]) + j.cover_o[x] * j.out_step * ab;
   };
+  // the newest term of each row of a pixel a few ahead asked for (its last covering output: the others were
+  // read for the pixels before it), its dy and argmax lines
+  constexpr int64_t kAhead = 4;
+  const int64_t dy_bytes = j.channels * int64_t(sizeof(SIn)), am_bytes = kMax ? j.channels * ab : 0;
   for (int64_t p = 0; p < j.pixels; ++p) {
     SOut* dx = static_cast<SOut*>(j.dx) + p * j.dx_step;
     const int64_t x0 = j.cover_begin[p], x1 = j.cover_begin[p + 1];
+    if (j.prefetch && p + kAhead < j.pixels && j.cover_begin[p + kAhead + 1] > j.cover_begin[p + kAhead])
+      for (int r = 0; r < j.nrows; ++r) {
+        const int64_t x = j.cover_begin[p + kAhead + 1] - 1;
+        for (int64_t b = 0; b < dy_bytes; b += 64) prefetch(reinterpret_cast<const char*>(dy(r, x)) + b);
+        for (int64_t b = 0; b < am_bytes; b += 64) prefetch(am(r, x) + b);
+      }
     auto code = [&](int r, int64_t x) { return j.flat_codes ? j.row_code[0] + p : j.row_code[r] + j.cover_j[x]; };
     // U vectors of channels from c on, each term's pointers found once for all of them
     auto vectors = [&](auto u, int64_t c) {
