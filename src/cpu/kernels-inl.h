@@ -99,12 +99,23 @@ HWY_INLINE void store_values(D d, hn::Vec<D> v, S* p) {
   if constexpr (kHalf<S>) hn::StoreU(bits16<S>(d, v), hn::Rebind<uint16_t, D>(), reinterpret_cast<uint16_t*>(p));
   else hn::StoreU(v, d, p);
 }
-// a[0], b[0], a[1], b[1], ... from p on
+// float lanes as the 16-bit patterns of S in the low half of 32-bit lanes (upper half zero).
+template <class S, class D>
+HWY_INLINE hn::Vec<hn::RebindToUnsigned<D>> bits16_in_32(D d, hn::Vec<D> v) {
+  const hn::RebindToUnsigned<D> du;
+  if constexpr (!kBF16<S> && POOLKIT_F16C) return hn::PromoteTo(du, bits16<S>(d, v));
+  else return hn::BitCast(du, narrow_lanes(d, v, kBF16<S>));
+}
+
+// a[0], b[0], a[1], b[1], ... from p on (16-bit: each pair one 32-bit lane, little-endian)
 template <class D, class S>
 HWY_INLINE void store_interleaved(D d, hn::Vec<D> a, hn::Vec<D> b, S* p) {
-  if constexpr (kHalf<S>)
-    hn::StoreInterleaved2(bits16<S>(d, a), bits16<S>(d, b), hn::Rebind<uint16_t, D>(), reinterpret_cast<uint16_t*>(p));
-  else hn::StoreInterleaved2(a, b, d, p);
+  if constexpr (kHalf<S>) {
+    const hn::RebindToUnsigned<D> du;
+    hn::StoreU(hn::Or(bits16_in_32<S>(d, a), hn::ShiftLeft<16>(bits16_in_32<S>(d, b))), du, reinterpret_cast<uint32_t*>(p));
+  } else {
+    hn::StoreInterleaved2(a, b, d, p);
+  }
 }
 
 // 16-bit patterns of S (in u16 lanes) widened to float.
