@@ -21,7 +21,7 @@ void NarrowAvgBackwardF32(const NarrowJob& j) {
   const hn::RebindToSigned<decltype(d)> di;
   using V = hn::Vec<decltype(d)>;
   const int64_t N = int64_t(hn::Lanes(d));
-  const auto in_row = hn::FirstN(d, size_t(j.out_width)), out_row = hn::FirstN(d, size_t(j.width));
+  const auto dy_lanes = hn::FirstN(d, size_t(j.out_width)), dx_lanes = hn::FirstN(d, size_t(j.width));
   decltype(hn::IndicesFromVec(d, hn::Zero(di))) pick[kNarrowSlots];
   hn::Mask<decltype(d)> has[kNarrowSlots];
   for (int b = 0; b < j.nslots; ++b) {
@@ -38,10 +38,10 @@ void NarrowAvgBackwardF32(const NarrowJob& j) {
     for (int64_t r = 0; r < j.out_rows; ++r) {
       float* qr = q.get() + r * N;
 #if HWY_TARGET <= HWY_AVX2
-      const V g = hn::MaskedLoad(in_row, d, dy + j.dy_row[r]);
+      const V g = hn::MaskedLoad(dy_lanes, d, dy + j.dy_row[r]);
 #else  // (MaskedLoad loads the whole vector here)
       std::copy(dy + j.dy_row[r], dy + j.dy_row[r] + j.out_width, qr);
-      const V g = hn::IfThenElseZero(in_row, hn::Load(d, qr));
+      const V g = hn::IfThenElseZero(dy_lanes, hn::Load(d, qr));
 #endif
       hn::Store(hn::Div(g, hn::LoadU(d, j.divisor + r * N)), d, qr);
     }
@@ -52,7 +52,7 @@ void NarrowAvgBackwardF32(const NarrowJob& j) {
         for (int b = 0; b < j.nslots; ++b) sum = hn::Add(sum, hn::IfThenElseZero(has[b], hn::TableLookupLanes(row, pick[b])));
       }
       if (r < j.full_rows) hn::StoreU(sum, d, dx + j.dx_row[r]);
-      else hn::BlendedStore(sum, out_row, d, dx + j.dx_row[r]);
+      else hn::BlendedStore(sum, dx_lanes, d, dx + j.dx_row[r]);
     }
   }
 }
