@@ -58,7 +58,8 @@ bool to_local(const Geometry& g3, const TensorView& flat, const TensorView& loca
   };
   // Outputs [lo, hi) of a row have whole windows: by vectors where the row's values are contiguous, the rest one
   // at a time. Channels-last rows are OW * C values in a row (an output's `lanes` are its C channels), channels-
-  // first rows OW values vs apart (one lane an output); a task is a slice (n, c, ot), all channels for channels-last.
+  // first rows OW values vs apart (one lane an output); a task is a row, or a slice (n, c, ot) when they run
+  // whole (c = 0 for channels-last: all channels).
   const int64_t lo = tab.w.full_begin, hi = tab.w.full_end;
   const bool last = C > 1 && f.s[1] == 1 && l.s[1] == 1 && f.s[4] == C && l.s[4] == C;
   const int64_t lanes = last ? C : 1, planes = last ? 1 : C, vs = f.s[4], os = l.s[4];
@@ -95,14 +96,19 @@ bool to_local(const Geometry& g3, const TensorView& flat, const TensorView& loca
     }
     return ok;
   };
-  return parallel_for(N * planes * OT, flat.numel(), [&](int64_t i) {
-    const int64_t ot = i % OT, c = (i / OT) % planes, n = i / (OT * planes);
-    if (slabs && whole[0][size_t(ot)])
-      return run(f.at<int64_t>(f.offset(n, c, ot, 0, 0)), l.at<U>(l.offset(n, c, ot, 0, 0)), base_hw.data(),
-                 OH * OW * lanes, base[0][size_t(ot)]);
-    bool ok = true;
-    for (int64_t oh = 0; oh < OH; ++oh) ok &= one_row(n, c, ot, oh);
-    return ok;
+  if (slabs)
+    return parallel_for(N * planes * OT, flat.numel(), [&](int64_t i) {
+      const int64_t ot = i % OT, c = (i / OT) % planes, n = i / (OT * planes);
+      if (whole[0][size_t(ot)])
+        return run(f.at<int64_t>(f.offset(n, c, ot, 0, 0)), l.at<U>(l.offset(n, c, ot, 0, 0)), base_hw.data(),
+                   OH * OW * lanes, base[0][size_t(ot)]);
+      bool ok = true;
+      for (int64_t oh = 0; oh < OH; ++oh) ok &= one_row(n, c, ot, oh);
+      return ok;
+    });
+  return parallel_for(N * planes * OT * OH, flat.numel(), [&](int64_t i) {
+    const int64_t oh = i % OH, ot = (i / OH) % OT, c = (i / (OH * OT)) % planes, n = i / (OH * OT * planes);
+    return one_row(n, c, ot, oh);
   });
 }
 

@@ -220,15 +220,13 @@ void gather_row(const Backward& b, const LastPlan& p, const QRows& q, int64_t n,
   thread_local std::vector<const void*> dy, am;
   thread_local std::vector<int64_t> code;
   dy.clear(), am.clear(), code.clear();
-  for (int64_t x0 = ct.begin[t]; x0 < ct.begin[t + 1]; ++x0)
-    for (int64_t x1 = ch.begin[h]; x1 < ch.begin[h + 1]; ++x1) {
-      const int64_t ot = ct.o[x0], oh = ch.o[x1];
-      dy.push_back(q.v.at<char>(q.v.offset(n - q.n, 0, ot - q.ot, oh - q.oh, 0)));
-      if (b.is_max) {
-        am.push_back(b.am.at<char>(b.am.offset(n, 0, ot, oh, 0)));
-        code.push_back(b.tab.local(ct.j[x0], ch.j[x1], 0));
-      }
+  for_covering_rows(ct, ch, t, h, [&](int64_t ot, int64_t oh, int64_t jt, int64_t jh) {
+    dy.push_back(q.v.at<char>(q.v.offset(n - q.n, 0, ot - q.ot, oh - q.oh, 0)));
+    if (b.is_max) {
+      am.push_back(b.am.at<char>(b.am.offset(n, 0, ot, oh, 0)));
+      code.push_back(b.tab.local(jt, jh, 0));
     }
+  });
   GatherJob j;
   j.channels = b.C;
   j.pixels = b.tab.w.axis.in;
@@ -243,9 +241,8 @@ void gather_row(const Backward& b, const LastPlan& p, const QRows& q, int64_t n,
   j.out_step = q.v.s[4];  // (the argmax has dy's strides, and q is dy for max)
   j.form = b.form;
   j.dx = b.dx.at<char>(b.dx.offset(n, 0, t, h, 0));
-  // measured on resnet-stem / vgg / overlap-avg channels-last: stride 2 1.15x (float16 1.2x, but bfloat16, whose
-  // kernel has more work per term, 0.9x), stride 1 0.96x
-  j.prefetch = b.g3.axes[2].stride > 1 && b.dtype != DType::bf16;
+  // sparse terms (measured on resnet-stem / vgg / overlap-avg channels-last: stride 2 1.15x, stride 1 0.96x)
+  j.prefetch = b.g3.axes[2].stride > 1;
   switch (b.dtype) {
     case DType::f32: return b.is_max ? gather_max_backward_f32(j) : gather_avg_backward_f32(j);
     case DType::f64: return b.is_max ? gather_max_backward_f64(j) : gather_avg_backward_f64(j);

@@ -48,6 +48,15 @@ struct Covers {
   }
 };
 
+// The output rows (ot, oh) whose windows read input row (t, h), in increasing order: f(ot, oh, jt, jh) with the
+// taps (jt, jh) at which they read it.
+template <class F>
+void for_covering_rows(const Covers& ct, const Covers& ch, int64_t t, int64_t h, F&& f) {
+  for (int64_t x0 = ct.begin[size_t(t)]; x0 < ct.begin[size_t(t) + 1]; ++x0)
+    for (int64_t x1 = ch.begin[size_t(h)]; x1 < ch.begin[size_t(h) + 1]; ++x1)
+      f(ct.o[size_t(x0)], ch.o[size_t(x1)], ct.j[size_t(x0)], ch.j[size_t(x1)]);
+}
+
 // The window-local tap id a saved argmax v (in b.form) of output (ot, oh, ow) names, or -1 when it is not a
 // cell of that window.
 int64_t local_tap(const Backward& b, int64_t v, int64_t ot, int64_t oh, int64_t ow);

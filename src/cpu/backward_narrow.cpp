@@ -38,9 +38,8 @@ bool narrow_backward(const Backward& b) {
     for (int64_t h = 0; h < H; ++h) {
       dx_row.push_back(t * b.dx.s[2] + h * b.dx.s[3]);
       back_to_back &= dx_row.back() == int64_t(dx_row.size() - 1) * W;
-      for (int64_t x0 = ct.begin[size_t(t)]; x0 < ct.begin[size_t(t) + 1]; ++x0)
-        for (int64_t x1 = ch.begin[size_t(h)]; x1 < ch.begin[size_t(h) + 1]; ++x1)
-          row_term.push_back(int(ct.o[size_t(x0)] * OH + ch.o[size_t(x1)]));
+      for_covering_rows(ct, ch, t, h,
+                        [&](int64_t ot, int64_t oh, int64_t, int64_t) { row_term.push_back(int(ot * OH + oh)); });
       row_terms.push_back(int(row_term.size()));
     }
   j.dy_plane = ystep, j.dx_plane = xstep;

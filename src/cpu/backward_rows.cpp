@@ -8,12 +8,10 @@
 // interleaved into dx at the end.
 #include <algorithm>
 #include <atomic>
-#include <cstring>
 #include <type_traits>
 #include <vector>
 
 #include "backward.hpp"
-#include "convert.hpp"
 #include "prefetch.hpp"
 
 namespace poolkit::cpu {
@@ -107,14 +105,6 @@ void pad_rows(const T* g, const acc_t<T>* d, acc_t<T>* q, int64_t rows, int64_t 
   else if constexpr (std::is_same_v<T, double>) pad_rows_f64(g, d, q, rows, len, lo, stride);
   else if constexpr (std::is_same_v<T, bfloat16>) pad_rows_bf16(g, d, q, rows, len, lo, stride);
   else pad_rows_f16(g, d, q, rows, len, lo, stride);
-}
-
-template <class T>
-void divide(const T* g, const acc_t<T>* d, acc_t<T>* q, int64_t n) {
-  if constexpr (std::is_same_v<T, float>) divide_f32(g, d, q, n);
-  else if constexpr (std::is_same_v<T, double>) divide_f64(g, d, q, n);
-  else if constexpr (std::is_same_v<T, bfloat16>) divide_bf16(g, d, q, n);
-  else divide_f16(g, d, q, n);
 }
 
 // Window-local tap ids of output row (ot, oh) into code (none: only checked); false when an argmax is not a
@@ -239,29 +229,22 @@ bool plane(const RowsPlan& p, Scratch<acc_t<T>>& scratch, int64_t n, int64_t c) 
   char* code_base = reinterpret_cast<char*>(code.data());
   auto q_row = [&](int64_t r) { return scratch.q.data() + r * stride + lo; };  // (scratch.q: clang 14 cannot
   auto code_row = [&](int64_t r) { return code_base + (r * stride + lo) * code_size; };  // capture `q`)
-  // q of the whole plane, margins included, by one call when dy has no gaps between rows
+  // q: dy (divided for average) in rows `stride` apart between zero margins. Rows with unit steps along W go
+  // through the pad_rows kernel (the whole plane in one call when its rows lie back to back), others one cell
+  // at a time.
+  const A* divisors = b.is_max ? nullptr : p.template divisors<A>();
   const bool packed = cells_in_a_row(b.dy, OT, OH, OW);
-  auto to_q = [&](const T* g, int64_t gs, A* qr, int64_t r, int64_t count) {  // from output row r
-    if (!b.is_max) {
-      const A* d = p.template divisors<A>() + r * OW;
-      if (gs == 1) divide(g, d, qr, count);
-      else for (int64_t i = 0; i < count; ++i) qr[i] = A(g[i * gs]) / d[i];
-    } else if (gs != 1) {
-      for (int64_t i = 0; i < count; ++i) qr[i] = A(g[i * gs]);
-    } else if constexpr (!std::is_same_v<T, A>) {
-      widen_to_f32(b.dtype, g, qr, count);
-    } else {
-      std::copy(g, g + count, qr);
-    }
+  auto to_q = [&](int64_t ot, int64_t oh) {
+    const int64_t r = ot * OH + oh, gs = b.dy.s[4];
+    const T* g = b.dy.at<T>(b.dy.offset(n, c, ot, oh, 0));
+    const A* d = divisors ? divisors + r * OW : nullptr;
+    A* qr = q_row(r);
+    if (gs == 1) return pad_rows(g, d, qr - lo, 1, OW, lo, stride);
+    std::fill_n(qr - lo, lo, A(0));
+    std::fill_n(qr + OW, stride - lo - OW, A(0));
+    for (int64_t i = 0; i < OW; ++i) qr[i] = d ? A(g[i * gs]) / d[i] : A(g[i * gs]);
   };
-  if (packed)
-    pad_rows(b.dy.at<T>(b.dy.offset(n, c, 0, 0, 0)), b.is_max ? nullptr : p.template divisors<A>(), q.data(), rows,
-             OW, lo, stride);
-  else if (stride != OW)
-    for (int64_t r = 0; r < rows; ++r) {
-      std::fill_n(q.data() + r * stride, lo, A(0));
-      std::fill_n(q_row(r) + OW, stride - lo - OW, A(0));
-    }
+  if (packed) pad_rows(b.dy.at<T>(b.dy.offset(n, c, 0, 0, 0)), divisors, q.data(), rows, OW, lo, stride);
   // the saved argmax checked for the whole plane at once where the plan has its tap tables
   bool checked = false;
   if (raw && !p.code_jt.empty() && b.am.s[4] == 1) {
@@ -275,7 +258,7 @@ bool plane(const RowsPlan& p, Scratch<acc_t<T>>& scratch, int64_t n, int64_t c) 
   for (int64_t ot = 0; ot < OT; ++ot)
     for (int64_t oh = 0; oh < OH; ++oh) {
       const int64_t r = ot * OH + oh;
-      if (!packed) to_q(b.dy.at<T>(b.dy.offset(n, c, ot, oh, 0)), b.dy.s[4], q_row(r), r, OW);
+      if (!packed) to_q(ot, oh);
       if (!b.is_max) continue;
       if (!(raw && checked) && !codes(b, n, c, ot, oh, raw ? nullptr : reinterpret_cast<I*>(code_row(r)))) return false;
       if (raw) {
@@ -327,11 +310,10 @@ bool plane(const RowsPlan& p, Scratch<acc_t<T>>& scratch, int64_t n, int64_t c) 
     scratch.terms_plan = p.id, scratch.terms_t = t, scratch.terms_q = q.data(), scratch.terms_code = code.data();
     if (!made) terms.clear(), row_terms.assign(1, 0);
     for (int64_t h = 0; h < H && !made; ++h) {
-      for (int64_t x0 = p.ct.begin[t]; x0 < p.ct.begin[t + 1]; ++x0)
-        for (int64_t x1 = p.ch.begin[h]; x1 < p.ch.begin[h + 1]; ++x1) {
-          const int64_t r = p.ct.o[x0] * OH + p.ch.o[x1];
-          terms.push_back({q_row(r), b.is_max ? code_row(r) : nullptr, b.tab.local(p.ct.j[x0], p.ch.j[x1], 0)});
-        }
+      for_covering_rows(p.ct, p.ch, t, h, [&](int64_t ot, int64_t oh, int64_t jt, int64_t jh) {
+        const int64_t r = ot * OH + oh;
+        terms.push_back({q_row(r), b.is_max ? code_row(r) : nullptr, b.tab.local(jt, jh, 0)});
+      });
       row_terms.push_back(int(terms.size()));
     }
     j.terms = terms.data();

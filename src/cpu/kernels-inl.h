@@ -112,7 +112,8 @@ template <class D, class S>
 HWY_INLINE void store_interleaved(D d, hn::Vec<D> a, hn::Vec<D> b, S* p) {
   if constexpr (kHalf<S>) {
     const hn::RebindToUnsigned<D> du;
-    hn::StoreU(hn::Or(bits16_in_32<S>(d, a), hn::ShiftLeft<16>(bits16_in_32<S>(d, b))), du, reinterpret_cast<uint32_t*>(p));
+    const auto pairs = hn::Or(bits16_in_32<S>(d, a), hn::ShiftLeft<16>(bits16_in_32<S>(d, b)));
+    hn::StoreU(pairs, du, reinterpret_cast<uint32_t*>(p));
   } else {
     hn::StoreInterleaved2(a, b, d, p);
   }

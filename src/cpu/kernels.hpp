@@ -99,7 +99,7 @@ struct GatherJob {
   bool flat_codes = false;
   IndexForm form = IndexForm::None;
   void* dx = nullptr;
-  bool prefetch = false;  // ask for the newest terms of pixels ahead (where the hardware prefetcher falls behind)
+  bool prefetch = false;  // the terms are sparse (strided windows): ask for the newest terms of pixels ahead
 };
 void gather_max_backward_f32(const GatherJob& job);
 void gather_max_backward_f64(const GatherJob& job);
@@ -178,11 +178,13 @@ constexpr int kNarrowSlots = 8;  // most column slots a narrow job takes
 int64_t narrow_lanes_f32();
 void narrow_avg_backward_f32(const NarrowJob& job);
 
-// q[i] = g[i] / d[i / group] for i < n, in float32 (g float32, bfloat16 or float16, widened exactly) or float64.
-void divide_f32(const void* g, const float* d, float* q, int64_t n, int64_t group = 1);
-void divide_bf16(const void* g, const float* d, float* q, int64_t n, int64_t group = 1);
-void divide_f16(const void* g, const float* d, float* q, int64_t n, int64_t group = 1);
-void divide_f64(const void* g, const double* d, double* q, int64_t n, int64_t group = 1);
+// q[i] = g[i] / d[i / group] for i < n, in float32 (g float32, bfloat16 or float16, widened exactly) or float64:
+// one divisor for each group of channels (by vectors where groups are whole vectors; a divisor per element is
+// pad_rows' job).
+void divide_f32(const void* g, const float* d, float* q, int64_t n, int64_t group);
+void divide_bf16(const void* g, const float* d, float* q, int64_t n, int64_t group);
+void divide_f16(const void* g, const float* d, float* q, int64_t n, int64_t group);
+void divide_f64(const void* g, const double* d, double* q, int64_t n, int64_t group);
 
 // The rows of a plane as the row accumulation reads them: q row r (r < rows) at q + r * stride is `lo` zeros,
 // then g[r * len + i] / d[r * len + i] for i < len (g itself where d is null), then zeros up to stride; in

@@ -49,7 +49,8 @@ void NarrowAvgBackwardF32(const NarrowJob& j) {
       V sum = hn::Zero(d);
       for (int k = j.row_terms[r]; k < j.row_terms[r + 1]; ++k) {
         const V row = hn::Load(d, q.get() + int64_t(j.row_term[k]) * N);
-        for (int b = 0; b < j.nslots; ++b) sum = hn::Add(sum, hn::IfThenElseZero(has[b], hn::TableLookupLanes(row, pick[b])));
+        for (int b = 0; b < j.nslots; ++b)
+          sum = hn::Add(sum, hn::IfThenElseZero(has[b], hn::TableLookupLanes(row, pick[b])));
       }
       if (r < j.full_rows) hn::StoreU(sum, d, dx + j.dx_row[r]);
       else hn::BlendedStore(sum, dx_lanes, d, dx + j.dx_row[r]);

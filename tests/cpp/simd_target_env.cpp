@@ -22,8 +22,10 @@ class SimdTarget : public ::testing::Environment {
         return;
       }
     bool compiled = false;
-    for (int bit = 0; bit < 63; ++bit)
-      if ((HWY_TARGETS & (int64_t(1) << bit)) && want == std::string(hwy::TargetName(int64_t(1) << bit))) compiled = true;
+    for (int bit = 0; bit < 63; ++bit) {
+      const int64_t target = int64_t(1) << bit;
+      compiled |= (HWY_TARGETS & target) != 0 && want == std::string(hwy::TargetName(target));
+    }
     if (compiled) GTEST_SKIP() << "POOLKIT_TEST_SIMD_TARGET=" << want << ": this machine lacks that instruction set";
     FAIL() << "POOLKIT_TEST_SIMD_TARGET=" << want << " names no SIMD target compiled into this build";
   }
