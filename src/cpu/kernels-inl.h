@@ -141,9 +141,8 @@ HWY_INLINE hn::Vec<D> load_lanes(D d, const S* p, int64_t k) {
     if constexpr (M == kPair) {  // 32-bit loads: the even element of each pair is the low half
       const auto pair = hn::LoadU(du, reinterpret_cast<const uint32_t*>(q + 2 * k));
       if constexpr (kBF16<S>) return hn::BitCast(d, hn::ShiftLeft<16>(pair));  // (the shift drops the odd one)
-      const auto u = hn::And(pair, hn::Set(du, 0xffffu));
-      if constexpr (!POOLKIT_F16C) return widen_lanes(d, hn::BitCast(di, u), false);
-      else return widen16<D, S>(d, hn::DemoteTo(d16, hn::BitCast(di, u)));
+      if constexpr (!POOLKIT_F16C) return widen_lanes(d, hn::BitCast(di, hn::And(pair, hn::Set(du, 0xffffu))), false);
+      else return widen16<D, S>(d, hn::TruncateTo(d16, pair));
     } else {
       return widen16<D, S>(d, hn::LoadU(d16, q + k));
     }

@@ -119,12 +119,13 @@ HWY_NOINLINE void max_rows(const ForwardJob& j) {
   const int64_t vec_end = M == kScalarOnly ? 0 : l.vector_count;
   ForwardJob r = j;
   const RowPrefetch<S> ahead(j);
-  for (int64_t row = 0; row < j.rows; ++row) {
+  int64_t period_row = j.code_row_first % j.code_period;  // (no division per row: a single output's row is short)
+  for (int64_t row = 0; row < j.rows; ++row, period_row = period_row + 1 == j.code_period ? 0 : period_row + 1) {
     const S* x = static_cast<const S*>(j.x) + row * j.x_row_step;
     S* y = static_cast<S*>(j.y) + row * j.y_row_step;
     ahead(row);
     r.argmax = j.argmax ? static_cast<char*>(j.argmax) + row * j.y_row_step * ai : nullptr;
-    const int64_t row_code = (j.code_row_first + row) % j.code_period * j.code_row_step;
+    const int64_t row_code = period_row * j.code_row_step;
     // U vectors from lane k (see walk_vectors; overlapping lanes are recomputed to the same bits), their chains
     // of compares interleaved
     auto vectors = [&](auto u, int64_t k, int64_t end) {
@@ -140,6 +141,7 @@ HWY_NOINLINE void max_rows(const ForwardJob& j) {
         idx[v] = hn::Set(di, TI(j.tap_code[0]));
       }
       const int ntaps = kTaps > 0 ? kTaps : j.ntaps;
+#pragma GCC unroll 9
       for (int t = 1; t < ntaps; ++t)
         for (int v = 0; v < U; ++v) {
           auto val = load_lanes<kLoadAs<M>>(d, x + j.tap_offset[t], at[v]);
