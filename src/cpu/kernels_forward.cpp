@@ -101,14 +101,29 @@ class RowPrefetch {
   int nrows_ = 0;
 };
 
+// How max_rows tracks the argmax: not at all, in lanes of the values' width (any form), or in byte lanes (the
+// uint8 form, float lanes, AVX-512: the compare's mask serves them as it is, and a blend of 16 bytes costs half
+// of one of 16 words on CPUs that split 512-bit operations).
+enum IndexLanes { kNoIndex, kWideIndex, kByteIndex };
+#if HWY_TARGET <= HWY_AVX3
+template <class S> constexpr bool kByteIndexFits = sizeof(compute_t<S>) == 4;
+#else
+template <class S> constexpr bool kByteIndexFits = false;
+#endif
+
 // kTaps > 0: the window's tap count known at compile time (2x2, 3x3, 2x2x2 windows), so the tap loop unrolls and
 // its offsets stay in registers.
-template <class S, bool kIndex, int M, int kTaps>
+template <class S, int kIdx, int M, int kTaps>
 HWY_NOINLINE void max_rows(const ForwardJob& j) {
   using T = compute_t<S>;
+  constexpr bool kIndex = kIdx != kNoIndex;
   const hn::ScalableTag<T> d;
   using TI = hwy::MakeSigned<T>;
   const hn::RebindToSigned<decltype(d)> di;
+  const hn::Rebind<uint8_t, decltype(d)> db;
+  using IdxD = std::conditional_t<kIdx == kByteIndex, decltype(db), decltype(di)>;
+  using TIdx = hn::TFromD<IdxD>;
+  const IdxD didx;
   const int64_t N = int64_t(hn::Lanes(d));
   const Lanes& l = j.lanes;
   const int64_t ai = form_bytes(j.form);
@@ -132,13 +147,13 @@ HWY_NOINLINE void max_rows(const ForwardJob& j) {
       constexpr int U = decltype(u)::value;
       int64_t lane[U], at[U];
       hn::Vec<decltype(d)> m[U];
-      hn::Vec<decltype(di)> idx[U];
+      hn::Vec<IdxD> idx[U];
       vector_starts(d, k, end, lane, U);
       for (int v = 0; v < U; ++v) {
         lane[v] += k;
         at[v] = load_at<M>(l, lane[v]);
         m[v] = load_lanes<kLoadAs<M>>(d, x + j.tap_offset[0], at[v]);
-        idx[v] = hn::Set(di, TI(j.tap_code[0]));
+        idx[v] = hn::Set(didx, TIdx(j.tap_code[0]));
       }
       const int ntaps = kTaps > 0 ? kTaps : j.ntaps;
 #pragma GCC unroll 9
@@ -147,12 +162,15 @@ HWY_NOINLINE void max_rows(const ForwardJob& j) {
           auto val = load_lanes<kLoadAs<M>>(d, x + j.tap_offset[t], at[v]);
           auto replace = hn::Or((val > m[v]), hn::IsNaN(val));
           m[v] = hn::IfThenElse(replace, val, m[v]);
-          if constexpr (kIndex)
+          if constexpr (kIdx == kByteIndex)
+            idx[v] = hn::IfThenElse(hn::Mask<IdxD>{replace.raw}, hn::Set(didx, TIdx(j.tap_code[t])), idx[v]);
+          else if constexpr (kIndex)
             idx[v] = hn::IfThenElse(hn::RebindMask(di, replace), hn::Set(di, TI(j.tap_code[t])), idx[v]);
         }
       for (int v = 0; v < U; ++v) {
         store_values(d, m[v], y + lane[v]);
-        if constexpr (kIndex) store_argmax(d, r, idx[v], lane_flat, lane[v], row_code);
+        if constexpr (kIdx == kByteIndex) hn::StoreU(idx[v], db, static_cast<uint8_t*>(r.argmax) + lane[v]);
+        else if constexpr (kIndex) store_argmax(d, r, idx[v], lane_flat, lane[v], row_code);
       }
     };
     int64_t k = walk_vectors<M>(N, vec_end, j.ntaps, vectors);
@@ -216,21 +234,21 @@ HWY_NOINLINE void avg_rows(const ForwardJob& j) {
   }
 }
 
-template <class T, bool kIndex, int M>
+template <class T, int kIdx, int M>
 void max_rows_for_taps(const ForwardJob& j) {
-  if (j.ntaps == 4) return max_rows<T, kIndex, M, 4>(j);
-  if (j.ntaps == 8 && M != kGroup) return max_rows<T, kIndex, M, 8>(j);  // (2x2x2; channels-last groups ran slower)
-  if (j.ntaps == 9) return max_rows<T, kIndex, M, 9>(j);
-  return max_rows<T, kIndex, M, 0>(j);
+  if (j.ntaps == 4) return max_rows<T, kIdx, M, 4>(j);
+  if (j.ntaps == 8 && M != kGroup) return max_rows<T, kIdx, M, 8>(j);  // (2x2x2; channels-last groups ran slower)
+  if (j.ntaps == 9) return max_rows<T, kIdx, M, 9>(j);
+  return max_rows<T, kIdx, M, 0>(j);
 }
-template <class T, bool kIndex>
+template <class T, int kIdx>
 void max_forward(const ForwardJob& j) {
   switch (load_mode<T>(j.lanes)) {
-    case kUnit: return max_rows_for_taps<T, kIndex, kUnit>(j);
-    case kPair: return max_rows_for_taps<T, kIndex, kPair>(j);
-    case kPair64: return max_rows_for_taps<T, kIndex, kPair64>(j);
-    case kGroup: return max_rows_for_taps<T, kIndex, kGroup>(j);
-    default: return max_rows<T, kIndex, kScalarOnly, 0>(j);
+    case kUnit: return max_rows_for_taps<T, kIdx, kUnit>(j);
+    case kPair: return max_rows_for_taps<T, kIdx, kPair>(j);
+    case kPair64: return max_rows_for_taps<T, kIdx, kPair64>(j);
+    case kGroup: return max_rows_for_taps<T, kIdx, kGroup>(j);
+    default: return max_rows<T, kIdx, kScalarOnly, 0>(j);
   }
 }
 template <class T>
@@ -244,20 +262,28 @@ void avg_forward(const ForwardJob& j) {
   }
 }
 
+template <class T>
+void max_forward_by_index(const ForwardJob& j) {
+  if (j.form == IndexForm::None) return max_forward<T, kNoIndex>(j);
+  if constexpr (kByteIndexFits<T>)
+    if (j.form == IndexForm::U8) return max_forward<T, kByteIndex>(j);
+  max_forward<T, kWideIndex>(j);
+}
+
 void MaxForwardF32(const ForwardJob& j) {
-  j.form == IndexForm::None ? max_forward<float, false>(j) : max_forward<float, true>(j);
+  max_forward_by_index<float>(j);
 }
 void MaxForwardF64(const ForwardJob& j) {
-  j.form == IndexForm::None ? max_forward<double, false>(j) : max_forward<double, true>(j);
+  max_forward_by_index<double>(j);
 }
 void AvgForwardF32(const ForwardJob& j) { avg_forward<float>(j); }
 void AvgForwardF64(const ForwardJob& j) { avg_forward<double>(j); }
 void MaxForwardBF16(const ForwardJob& j) {
-  j.form == IndexForm::None ? max_forward<bfloat16, false>(j) : max_forward<bfloat16, true>(j);
+  max_forward_by_index<bfloat16>(j);
 }
 void AvgForwardBF16(const ForwardJob& j) { avg_forward<bfloat16>(j); }
 void MaxForwardF16(const ForwardJob& j) {
-  j.form == IndexForm::None ? max_forward<float16, false>(j) : max_forward<float16, true>(j);
+  max_forward_by_index<float16>(j);
 }
 void AvgForwardF16(const ForwardJob& j) { avg_forward<float16>(j); }
 
