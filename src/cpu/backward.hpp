@@ -20,10 +20,7 @@ struct Backward {
   int64_t work;  // elements read and written
   DType dtype;
 
-  // dx beyond half the L3: not read back soon, its stores better streamed past the cache
-  bool dx_big() const {
-    return N * C * tab.t.axis.in * tab.h.axis.in * tab.w.axis.in * esize > (int64_t(16) << 20);
-  }
+  bool dx_big() const { return past_cache(N * C * tab.t.axis.in * tab.h.axis.in * tab.w.axis.in * esize); }
   int64_t divisor(int64_t a, int64_t b, int64_t d) const {
     if (opt.divisor_override) return *opt.divisor_override;
     bool inc = opt.count_include_pad;

@@ -4,6 +4,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <vector>
 
@@ -13,6 +14,11 @@
 #include "poolkit/threads.hpp"
 
 namespace poolkit::cpu {
+
+// Outputs beyond half the L3 are not read back soon: their stores go past the cache (streaming stores). Tests
+// lower the threshold to reach those paths on small tensors.
+inline std::atomic<int64_t> stream_threshold_bytes{int64_t(16) << 20};
+inline bool past_cache(int64_t bytes) { return bytes > stream_threshold_bytes.load(std::memory_order_relaxed); }
 
 inline Geometry as3d(const Geometry& g) {
   Geometry r;

@@ -29,6 +29,7 @@ struct Forward {
   int64_t x_extent;
   Kernel kernel;
   int64_t work;  // elements read and written
+  bool stream = false;  // see ForwardJob
 
   int64_t divisor(int64_t a, int64_t b, int64_t d) const {
     if (opt.divisor_override) return *opt.divisor_override;
@@ -103,6 +104,7 @@ void run_row(const Forward& f, const RowPlan& p, int64_t ot, int64_t oh, const R
   const int64_t yrow = yp + ot * f.y.s[2] + oh * f.y.s[3];
   ForwardJob j;
   j.form = f.form;
+  j.stream = f.stream;
   j.rows = rows;
   j.x_row_step = xstep;
   j.y_row_step = r.ystep;
@@ -114,9 +116,10 @@ void run_row(const Forward& f, const RowPlan& p, int64_t ot, int64_t oh, const R
   j.flat_step = W.axis.stride;
   if (p.whole > 0) {
     const int64_t ib = W.full_begin, count = (W.full_end - ib) * group, ls = W.axis.stride * f.x.s[4];
-    // vector loads of stride 2 read one element (pair) past their last lane: keep that inside the input
+    // vector loads of stride 2 read one element (pair) past their last lane: keep that inside the input (loads
+    // within groups of whole vectors read nothing past them)
     int64_t room = f.x_extent - (xp + (rows - 1) * xstep) - p.tap_max - ls;
-    int64_t vec = ls <= 1 ? count : room < 0 ? 0 : std::min(count, (room / ls + 1) * group);
+    int64_t vec = ls <= 1 || group % 16 == 0 ? count : room < 0 ? 0 : std::min(count, (room / ls + 1) * group);
     j.x = f.x.at<char>(xp);
     j.y = f.y.at<char>(yrow + ib * f.y.s[4]);
     j.argmax = f.am.defined() ? f.am.at<char>(yrow + ib * f.y.s[4]) : nullptr;
@@ -152,6 +155,7 @@ bool blocked_forward(const Forward& f) {
   const int64_t astep = plane_step(f.am, f.N, f.C);  // the argmax has y's strides
   if (xstep < 0 || ystep < 0) return false;
   Forward fb = f;  // the block: one image of `lanes` channels, channels-last
+  fb.stream = false;
   fb.x = block_view(f.x, lanes, T, H, Wi), fb.y = block_view(f.y, lanes, OT, OH, OW);
   fb.am = block_view(f.am, lanes, OT, OH, OW);
   fb.N = 1, fb.C = lanes, fb.x_extent = in_cells * lanes - 1;
@@ -191,6 +195,7 @@ bool simd_forward(Forward& f, const TensorView& x, const TensorView& y) {
     default: f.kernel = f.is_max ? max_forward_f16 : avg_forward_f16; break;
   }
   f.work = x.numel() + y.numel();
+  f.stream = past_cache(y.numel() * (f.y.esize + (f.am.defined() ? f.am.esize : 0)));
   f.x_extent = extent(x);
   const int64_t OT = f.g3.axes[0].out, OH = f.g3.axes[1].out, OW = f.g3.axes[2].out, rows = OT * OH;
   const bool first = f.x.s[4] == 1 && f.y.s[4] == 1;

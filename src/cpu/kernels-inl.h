@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include <hwy/cache_control.h>
 #include <hwy/highway.h>
 
 #include "poolkit/dtype.hpp"
@@ -99,6 +100,18 @@ HWY_INLINE void store_values(D d, hn::Vec<D> v, S* p) {
   if constexpr (kHalf<S>) hn::StoreU(bits16<S>(d, v), hn::Rebind<uint16_t, D>(), reinterpret_cast<uint16_t*>(p));
   else hn::StoreU(v, d, p);
 }
+// v to p, by a streaming store (past the cache; p aligned to the vector) with `stream`.
+template <class D>
+HWY_INLINE void put(D d, hn::Vec<D> v, hn::TFromD<D>* p, bool stream) {
+  if (stream) hn::Stream(v, d, p);
+  else hn::StoreU(v, d, p);
+}
+template <class D, class S>
+HWY_INLINE void put_values(D d, hn::Vec<D> v, S* p, bool stream) {
+  if constexpr (kHalf<S>) put(hn::Rebind<uint16_t, D>(), bits16<S>(d, v), reinterpret_cast<uint16_t*>(p), stream);
+  else put(d, v, p, stream);
+}
+
 // float lanes as the 16-bit patterns of S in the low half of 32-bit lanes (upper half zero).
 template <class S, class D>
 HWY_INLINE hn::Vec<hn::RebindToUnsigned<D>> bits16_in_32(D d, hn::Vec<D> v) {

@@ -43,6 +43,7 @@ struct ForwardJob {
   // I64: row r adds ((code_row_first + r) % code_period) * code_row_step to its flat indices (rows that run
   // down a plane, and on into the next one)
   int64_t code_row_step = 0, code_row_first = 0, code_period = 1;
+  bool stream = false;  // y and argmax written by streaming stores where lines are whole (outputs past the cache)
 };
 
 void max_forward_f32(const ForwardJob& job);

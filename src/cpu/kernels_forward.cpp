@@ -101,6 +101,19 @@ class RowPrefetch {
   int nrows_ = 0;
 };
 
+// Whether a job's outputs may go out by streaming stores: j.stream, and every vector store of its rows whole and
+// aligned (a line written partly by streaming stores and partly by ordinary ones is read back from memory at
+// once, far slower than either). Argmax stores count with index_bytes per lane (0: ordinary stores).
+template <class S, class D>
+bool streams(D d, const ForwardJob& j, int64_t index_bytes) {
+  const int64_t N = int64_t(hn::Lanes(d));
+  auto aligned = [&](const void* p, int64_t esize) {
+    return reinterpret_cast<uintptr_t>(p) % (N * esize) == 0 && j.y_row_step * esize % (N * esize) == 0;
+  };
+  return j.stream && j.lanes.vector_count == j.lanes.count && j.lanes.count % N == 0 &&
+         aligned(j.y, int64_t(sizeof(S))) && (index_bytes == 0 || aligned(j.argmax, index_bytes));
+}
+
 // How max_rows tracks the argmax: not at all, in lanes of the values' width (any form), or in byte lanes (the
 // uint8 form, float lanes, AVX-512: the compare's mask serves them as it is, and a blend of 16 bytes costs half
 // of one of 16 words on CPUs that split 512-bit operations).
@@ -126,7 +139,6 @@ HWY_NOINLINE void max_rows(const ForwardJob& j) {
   const IdxD didx;
   const int64_t N = int64_t(hn::Lanes(d));
   const Lanes& l = j.lanes;
-  const int64_t ai = form_bytes(j.form);
   // the lane part of flat indices: (lane / group) * flat_step
   auto lane_flat = M == kGroup ? hn::Zero(di)  // one output per vector
                    : hn::Mul(l.group == 1 ? hn::Iota(di, 0) : hn::ShiftRight<1>(hn::Iota(di, 0)),
@@ -134,6 +146,8 @@ HWY_NOINLINE void max_rows(const ForwardJob& j) {
   const int64_t vec_end = M == kScalarOnly ? 0 : l.vector_count;
   ForwardJob r = j;
   const RowPrefetch<S> ahead(j);
+  const int64_t ai = form_bytes(j.form);
+  const bool stream = streams<S>(d, j, kIdx == kByteIndex ? 1 : 0);
   int64_t period_row = j.code_row_first % j.code_period;  // (no division per row: a single output's row is short)
   for (int64_t row = 0; row < j.rows; ++row, period_row = period_row + 1 == j.code_period ? 0 : period_row + 1) {
     const S* x = static_cast<const S*>(j.x) + row * j.x_row_step;
@@ -168,8 +182,8 @@ HWY_NOINLINE void max_rows(const ForwardJob& j) {
             idx[v] = hn::IfThenElse(hn::RebindMask(di, replace), hn::Set(di, TI(j.tap_code[t])), idx[v]);
         }
       for (int v = 0; v < U; ++v) {
-        store_values(d, m[v], y + lane[v]);
-        if constexpr (kIdx == kByteIndex) hn::StoreU(idx[v], db, static_cast<uint8_t*>(r.argmax) + lane[v]);
+        put_values(d, m[v], y + lane[v], stream);
+        if constexpr (kIdx == kByteIndex) put(db, idx[v], static_cast<uint8_t*>(r.argmax) + lane[v], stream);
         else if constexpr (kIndex) store_argmax(d, r, idx[v], lane_flat, lane[v], row_code);
       }
     };
@@ -196,6 +210,7 @@ HWY_NOINLINE void max_rows(const ForwardJob& j) {
       }
     }
   }
+  if (stream) hwy::FlushStream();
 }
 
 template <class S, int M>
@@ -207,6 +222,7 @@ HWY_NOINLINE void avg_rows(const ForwardJob& j) {
   const T div = T(j.divisor);
   const int64_t vec_end = M == kScalarOnly ? 0 : l.vector_count;
   const RowPrefetch<S> ahead(j);
+  const bool stream = streams<S>(d, j, 0);
   for (int64_t row = 0; row < j.rows; ++row) {
     const S* x = static_cast<const S*>(j.x) + row * j.x_row_step;
     S* y = static_cast<S*>(j.y) + row * j.y_row_step;
@@ -221,7 +237,7 @@ HWY_NOINLINE void avg_rows(const ForwardJob& j) {
       for (int v = 0; v < U; ++v) sum[v] = hn::Zero(d);
       for (int t = 0; t < j.ntaps; ++t)
         for (int v = 0; v < U; ++v) sum[v] = hn::Add(sum[v], load_lanes<kLoadAs<M>>(d, x + j.tap_offset[t], at[v]));
-      for (int v = 0; v < U; ++v) store_values(d, hn::Div(sum[v], hn::Set(d, div)), y + lane[v]);
+      for (int v = 0; v < U; ++v) put_values(d, hn::Div(sum[v], hn::Set(d, div)), y + lane[v], stream);
     };
     int64_t k = walk_vectors<M>(N, vec_end, j.ntaps, vectors);
     const hn::CappedTag<T, 1> d1;  // (the vector conversions of 16-bit types)
@@ -232,6 +248,7 @@ HWY_NOINLINE void avg_rows(const ForwardJob& j) {
       store_values(d1, hn::Div(sum, hn::Set(d1, div)), y + k);
     }
   }
+  if (stream) hwy::FlushStream();
 }
 
 template <class T, int kIdx, int M>

@@ -7,6 +7,7 @@
 #include <random>
 
 #include "backends.hpp"
+#include "cpu/common.hpp"
 #include "test_util.hpp"
 
 namespace poolkit::test {
@@ -410,6 +411,39 @@ void expect_refused(const Geometry& g, const TensorView& dy, const TensorView& a
 
 // A flat (int64) argmax naming a cell of the plane that is not in its window, or no cell at all, is refused too
 // (it goes through the conversion to window-local codes first), for tiled and overlapping windows.
+// Every output streamed past the cache (the threshold lowered to nothing): forward rows whose vector stores are
+// all whole and aligned go by streaming stores (channels-last groups of 16 and more channels, channels-first
+// rows of multiples of 16 outputs, few channels merged along W), the row backward through its line stream.
+TEST_F(CpuFast, StreamedOutputsMatchReference) {
+  struct Run {
+    std::vector<int64_t> in, kernel, stride, pad;
+    int64_t C;
+    Layout layout;
+    DType dt;
+  };
+  const Run runs[] = {
+      {{32, 64}, {2, 2}, {2, 2}, {0, 0}, 3, Layout::ChannelsFirst, DType::f32},
+      {{32, 32}, {2, 2}, {2, 2}, {0, 0}, 2, Layout::ChannelsLast, DType::f32},
+      {{17, 23}, {3, 3}, {2, 2}, {1, 1}, 32, Layout::ChannelsLast, DType::f32},
+      {{9, 12}, {3, 3}, {1, 1}, {1, 1}, 16, Layout::ChannelsLast, DType::f64},
+      {{17, 23}, {3, 3}, {2, 2}, {1, 1}, 48, Layout::ChannelsLast, DType::bf16},
+      {{8, 64}, {2, 2}, {2, 2}, {0, 0}, 2, Layout::ChannelsFirst, DType::f16},
+      {{8, 6, 64}, {2, 2, 2}, {2, 2, 2}, {0, 0, 0}, 2, Layout::ChannelsFirst, DType::f32},
+  };
+  const int64_t saved = cpu::stream_threshold_bytes.exchange(0);
+  for (const Run& r : runs) {
+    Geometry g = torch_geometry(r.in, r.kernel, r.stride, r.pad, std::vector<int64_t>(r.in.size(), 1), false);
+    std::vector<int64_t> x{3, r.C}, y{3, r.C};
+    x.insert(x.end(), r.in.begin(), r.in.end());
+    const std::vector<int64_t> out = g.output_size();
+    y.insert(y.end(), out.begin(), out.end());
+    SCOPED_TRACE(Shape(x).str() + " " + dtype_name(r.dt) + " layout " + std::to_string(int(r.layout)));
+    for (bool slice : {false, true})  // (a slice leaves room past the last row for the vector loads of stride 2)
+      expect_max_and_avg_match(g, r.dt, Shape(x), Shape(y), r.layout, slice, {DType::u8, DType::i64}, rng);
+  }
+  cpu::stream_threshold_bytes = saved;
+}
+
 TEST_F(CpuFast, BadFlatArgmaxIsAnIndexError) {
   for (int64_t k : {2, 3})
     for (Layout lay : {Layout::ChannelsFirst, Layout::ChannelsLast})
