@@ -100,10 +100,12 @@ HWY_INLINE void store_values(D d, hn::Vec<D> v, S* p) {
   if constexpr (kHalf<S>) hn::StoreU(bits16<S>(d, v), hn::Rebind<uint16_t, D>(), reinterpret_cast<uint16_t*>(p));
   else hn::StoreU(v, d, p);
 }
-// v to p, by a streaming store (past the cache; p aligned to the vector) with `stream`.
+// v to p, by a streaming store (past the cache; p aligned to the vector) with `stream` where v is a whole
+// register (a streaming store of a part of one would write the whole).
 template <class D>
 HWY_INLINE void put(D d, hn::Vec<D> v, hn::TFromD<D>* p, bool stream) {
-  if (stream) hn::Stream(v, d, p);
+  constexpr bool kWhole = hn::MaxLanes(D()) * sizeof(hn::TFromD<D>) >= 16;
+  if (kWhole && stream) hn::Stream(v, d, p);
   else hn::StoreU(v, d, p);
 }
 template <class D, class S>
