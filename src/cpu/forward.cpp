@@ -12,6 +12,7 @@
 #include "generic.hpp"
 #include "half.hpp"
 #include "plane_blocks.hpp"
+#include "prefetch.hpp"
 
 namespace poolkit::cpu {
 namespace {
@@ -163,12 +164,16 @@ bool blocked_forward(const Forward& f) {
   for (int64_t r = 0; r < OT * OH; ++r) plans[size_t(r)] = plan_row(fb, r / OH, r % OH, false);
   const PlaneCells xcell = plane_cells(f.x, T, H, Wi), ycell = plane_cells(f.y, OT, OH, OW);
   const PlaneCells acell = f.am.defined() ? plane_cells(f.am, OT, OH, OW) : PlaneCells{};
+  const bool ahead = xcell.packed && xstep == in_cells;  // (the planes back to back)
   return parallel_for((planes + lanes - 1) / lanes, f.work, [&](int64_t i) {
     thread_local std::vector<uint64_t> bx, by, ba;  // 8-byte words: aligned for any element type
     bx.resize(size_t((in_cells * lanes * fb.x.esize + 7) / 8));
     by.resize(size_t((out_cells * lanes * fb.y.esize + 7) / 8));
     ba.resize(size_t((out_cells * lanes * 8 + 7) / 8));
     const int64_t p0 = i * lanes, n = std::min(lanes, planes - p0);
+    if (ahead && p0 + lanes < planes)  // the next block's planes, while this one is pooled
+      for (int64_t b = 0; b < std::min(lanes, planes - p0 - lanes) * xstep * f.x.esize; b += 64)
+        prefetch(f.x.at<char>((p0 + lanes) * xstep) + b);
     Forward ft = fb;
     ft.x.data = reinterpret_cast<char*>(bx.data());
     ft.y.data = reinterpret_cast<char*>(by.data());
