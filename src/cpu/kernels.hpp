@@ -101,6 +101,7 @@ struct GatherJob {
   IndexForm form = IndexForm::None;
   void* dx = nullptr;
   bool prefetch = false;  // the terms are sparse (strided windows): ask for the newest terms of pixels ahead
+  bool stream = false;    // dx written by streaming stores where every vector store is whole and aligned
 };
 void gather_max_backward_f32(const GatherJob& job);
 void gather_max_backward_f64(const GatherJob& job);
