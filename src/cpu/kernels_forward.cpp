@@ -169,24 +169,33 @@ HWY_NOINLINE void max_rows(const ForwardJob& j) {
         m[v] = load_lanes<kLoadAs<M>>(d, x + j.tap_offset[0], at[v]);
         idx[v] = hn::Set(didx, TIdx(j.tap_code[0]));
       }
-      auto tap = [&](int t) {
-        for (int v = 0; v < U; ++v) {
-          auto val = load_lanes<kLoadAs<M>>(d, x + j.tap_offset[t], at[v]);
-          auto replace = hn::Or((val > m[v]), hn::IsNaN(val));
-          m[v] = hn::IfThenElse(replace, val, m[v]);
-          if constexpr (kIdx == kByteIndex)
-            idx[v] = hn::IfThenElse(hn::Mask<IdxD>{replace.raw}, hn::Set(didx, TIdx(j.tap_code[t])), idx[v]);
-          else if constexpr (kIndex)
-            idx[v] = hn::IfThenElse(hn::RebindMask(di, replace), hn::Set(di, TI(j.tap_code[t])), idx[v]);
-        }
-      };
-      // 16-bit: unrolled whole (the loop had copied their tap vectors between registers each tap: 1.1x; float32
-      // ran as fast either way, and the unrolled code tripled the file's compile time under the sanitizers)
+      // 16-bit: the taps unrolled whole (the loop had copied their vectors between registers each tap: 1.1x;
+      // float32 ran as fast either way, and unrolled it tripled this file's compile time under the sanitizers).
+      // The same body twice: as a lambda, the vectors went through the stack.
       if constexpr (kTaps > 0 && kHalf<S>) {
 #pragma GCC unroll 9
-        for (int t = 1; t < kTaps; ++t) tap(t);
+        for (int t = 1; t < kTaps; ++t)
+          for (int v = 0; v < U; ++v) {
+            auto val = load_lanes<kLoadAs<M>>(d, x + j.tap_offset[t], at[v]);
+            auto replace = hn::Or((val > m[v]), hn::IsNaN(val));
+            m[v] = hn::IfThenElse(replace, val, m[v]);
+            if constexpr (kIdx == kByteIndex)
+              idx[v] = hn::IfThenElse(hn::Mask<IdxD>{replace.raw}, hn::Set(didx, TIdx(j.tap_code[t])), idx[v]);
+            else if constexpr (kIndex)
+              idx[v] = hn::IfThenElse(hn::RebindMask(di, replace), hn::Set(di, TI(j.tap_code[t])), idx[v]);
+          }
       } else {
-        for (int t = 1; t < j.ntaps; ++t) tap(t);
+        const int ntaps = kTaps > 0 ? kTaps : j.ntaps;
+        for (int t = 1; t < ntaps; ++t)
+          for (int v = 0; v < U; ++v) {
+            auto val = load_lanes<kLoadAs<M>>(d, x + j.tap_offset[t], at[v]);
+            auto replace = hn::Or((val > m[v]), hn::IsNaN(val));
+            m[v] = hn::IfThenElse(replace, val, m[v]);
+            if constexpr (kIdx == kByteIndex)
+              idx[v] = hn::IfThenElse(hn::Mask<IdxD>{replace.raw}, hn::Set(didx, TIdx(j.tap_code[t])), idx[v]);
+            else if constexpr (kIndex)
+              idx[v] = hn::IfThenElse(hn::RebindMask(di, replace), hn::Set(di, TI(j.tap_code[t])), idx[v]);
+          }
       }
       for (int v = 0; v < U; ++v) {
         put_values(d, m[v], y + lane[v], stream);
