@@ -100,6 +100,14 @@ HWY_INLINE void store_values(D d, hn::Vec<D> v, S* p) {
   if constexpr (kHalf<S>) hn::StoreU(bits16<S>(d, v), hn::Rebind<uint16_t, D>(), reinterpret_cast<uint16_t*>(p));
   else hn::StoreU(v, d, p);
 }
+// Whether streaming stores may write rows of `count` elements of esize bytes from p, `step` elements apart, by
+// vectors of N elements: every store whole and aligned (a line written partly by streaming stores and partly by
+// ordinary ones is read back from memory at once, far slower than either).
+inline bool whole_aligned_rows(const void* p, int64_t step, int64_t count, int64_t N, int64_t esize) {
+  const int64_t vbytes = N * esize;
+  return count % N == 0 && reinterpret_cast<uintptr_t>(p) % vbytes == 0 && step * esize % vbytes == 0;
+}
+
 // v to p, by a streaming store (past the cache; p aligned to the vector) with `stream` where v is a whole
 // register (a streaming store of a part of one would write the whole).
 template <class D>

@@ -133,10 +133,7 @@ void gather_backward(const GatherJob& j) {
   constexpr int64_t kAhead = 4;
   const bool ask = j.prefetch && !kBF16<SOut>;
   const int64_t dy_bytes = j.channels * int64_t(sizeof(SIn)), am_bytes = kMax ? j.channels * ab : 0;
-  // (a line written partly by streaming stores and partly by ordinary ones would be read back from memory)
-  const int64_t vbytes = N * int64_t(sizeof(SOut));
-  const bool stream = j.stream && vector && j.channels % N == 0 && reinterpret_cast<uintptr_t>(j.dx) % vbytes == 0 &&
-                      j.dx_step * int64_t(sizeof(SOut)) % vbytes == 0;
+  const bool stream = j.stream && vector && whole_aligned_rows(j.dx, j.dx_step, j.channels, N, int64_t(sizeof(SOut)));
   for (int64_t p = 0; p < j.pixels; ++p) {
     SOut* dx = static_cast<SOut*>(j.dx) + p * j.dx_step;
     const int64_t x0 = j.cover_begin[p], x1 = j.cover_begin[p + 1];

@@ -102,16 +102,12 @@ class RowPrefetch {
 };
 
 // Whether a job's outputs may go out by streaming stores: j.stream, and every vector store of its rows whole and
-// aligned (a line written partly by streaming stores and partly by ordinary ones is read back from memory at
-// once, far slower than either). Argmax stores count with index_bytes per lane (0: ordinary stores).
+// aligned (whole_aligned_rows). Argmax stores count with index_bytes per lane (0: ordinary stores).
 template <class S, class D>
 bool streams(D d, const ForwardJob& j, int64_t index_bytes) {
-  const int64_t N = int64_t(hn::Lanes(d));
-  auto aligned = [&](const void* p, int64_t esize) {
-    return reinterpret_cast<uintptr_t>(p) % (N * esize) == 0 && j.y_row_step * esize % (N * esize) == 0;
-  };
-  return j.stream && j.lanes.vector_count == j.lanes.count && j.lanes.count % N == 0 &&
-         aligned(j.y, int64_t(sizeof(S))) && (index_bytes == 0 || aligned(j.argmax, index_bytes));
+  const int64_t N = int64_t(hn::Lanes(d)), n = j.lanes.count;
+  return j.stream && j.lanes.vector_count == n && whole_aligned_rows(j.y, j.y_row_step, n, N, int64_t(sizeof(S))) &&
+         (index_bytes == 0 || whole_aligned_rows(j.argmax, j.y_row_step, n, N, index_bytes));
 }
 
 // How max_rows tracks the argmax: not at all, in lanes of the values' width (any form), or in byte lanes (the
@@ -123,6 +119,23 @@ template <class S> constexpr bool kByteIndexFits = sizeof(compute_t<S>) == 4;
 #else
 template <class S> constexpr bool kByteIndexFits = false;
 #endif
+
+// One tap of U vectors (lanes at `at` from xt): where its value is greater than the maximum so far, or NaN, it
+// becomes the maximum and (with an index) its code the argmax. Force-inlined: as a lambda, the vectors went
+// through the stack.
+template <int kIdx, int M, int U, class D, class IdxD, class S>
+HWY_INLINE void max_tap(D d, IdxD didx, const S* xt, const int64_t* at, int64_t code, hn::Vec<D>* m,
+                        hn::Vec<IdxD>* idx) {
+  for (int v = 0; v < U; ++v) {
+    const auto val = load_lanes<kLoadAs<M>>(d, xt, at[v]);
+    const auto replace = hn::Or(val > m[v], hn::IsNaN(val));
+    m[v] = hn::IfThenElse(replace, val, m[v]);
+    if constexpr (kIdx == kByteIndex)  // (the float compare's mask serves the byte lanes as it is)
+      idx[v] = hn::IfThenElse(hn::Mask<IdxD>{replace.raw}, hn::Set(didx, uint8_t(code)), idx[v]);
+    else if constexpr (kIdx == kWideIndex)
+      idx[v] = hn::IfThenElse(hn::RebindMask(didx, replace), hn::Set(didx, hn::TFromD<IdxD>(code)), idx[v]);
+  }
+}
 
 // kTaps > 0: the window's tap count known at compile time (2x2, 3x3, 2x2x2 windows), so the tap loop unrolls and
 // its offsets stay in registers.
@@ -170,32 +183,13 @@ HWY_NOINLINE void max_rows(const ForwardJob& j) {
         idx[v] = hn::Set(didx, TIdx(j.tap_code[0]));
       }
       // 16-bit: the taps unrolled whole (the loop had copied their vectors between registers each tap: 1.1x;
-      // float32 ran as fast either way, and unrolled it tripled this file's compile time under the sanitizers).
-      // The same body twice: as a lambda, the vectors went through the stack.
+      // float32 ran as fast either way, and unrolled it tripled this file's compile time under the sanitizers)
       if constexpr (kTaps > 0 && kHalf<S>) {
 #pragma GCC unroll 9
-        for (int t = 1; t < kTaps; ++t)
-          for (int v = 0; v < U; ++v) {
-            auto val = load_lanes<kLoadAs<M>>(d, x + j.tap_offset[t], at[v]);
-            auto replace = hn::Or((val > m[v]), hn::IsNaN(val));
-            m[v] = hn::IfThenElse(replace, val, m[v]);
-            if constexpr (kIdx == kByteIndex)
-              idx[v] = hn::IfThenElse(hn::Mask<IdxD>{replace.raw}, hn::Set(didx, TIdx(j.tap_code[t])), idx[v]);
-            else if constexpr (kIndex)
-              idx[v] = hn::IfThenElse(hn::RebindMask(di, replace), hn::Set(di, TI(j.tap_code[t])), idx[v]);
-          }
+        for (int t = 1; t < kTaps; ++t) max_tap<kIdx, M, U>(d, didx, x + j.tap_offset[t], at, j.tap_code[t], m, idx);
       } else {
         const int ntaps = kTaps > 0 ? kTaps : j.ntaps;
-        for (int t = 1; t < ntaps; ++t)
-          for (int v = 0; v < U; ++v) {
-            auto val = load_lanes<kLoadAs<M>>(d, x + j.tap_offset[t], at[v]);
-            auto replace = hn::Or((val > m[v]), hn::IsNaN(val));
-            m[v] = hn::IfThenElse(replace, val, m[v]);
-            if constexpr (kIdx == kByteIndex)
-              idx[v] = hn::IfThenElse(hn::Mask<IdxD>{replace.raw}, hn::Set(didx, TIdx(j.tap_code[t])), idx[v]);
-            else if constexpr (kIndex)
-              idx[v] = hn::IfThenElse(hn::RebindMask(di, replace), hn::Set(di, TI(j.tap_code[t])), idx[v]);
-          }
+        for (int t = 1; t < ntaps; ++t) max_tap<kIdx, M, U>(d, didx, x + j.tap_offset[t], at, j.tap_code[t], m, idx);
       }
       for (int v = 0; v < U; ++v) {
         put_values(d, m[v], y + lane[v], stream);
