@@ -79,6 +79,12 @@ bool narrow_backward(const Backward& b);
 // Small channels-first planes with narrow or irregular windows, as channels-last blocks of planes.
 bool blocked_backward(const Backward& b);
 
+// Max from a window-local argmax (U8, I16, I32), channels-first, any strides, any float type: each output's
+// gradient added at its argmax cell. scatter_fits: the forms and sizes it takes. Returns false when a saved
+// argmax names a cell outside its window.
+bool scatter_fits(const Backward& b);
+bool scatter_backward(const Backward& b);
+
 // Channels-first (any strides, any float type) backward of windows that overlap, leave gaps or vary in size:
 // per plane, dx rows accumulate their covering output rows, vectorised along W. Returns false when a saved
 // argmax names a cell outside its window.

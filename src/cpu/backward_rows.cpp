@@ -94,11 +94,6 @@ void accumulate_row(const RowJob& j) {
   else accumulate_row_f16(j);
 }
 
-// Are the cells of a (T, H, W) plane of v at offsets 0, 1, 2, ... from its first?
-bool cells_in_a_row(const View5& v, int64_t T, int64_t H, int64_t W) {
-  return v.s[4] == 1 && (H == 1 || v.s[3] == W) && (T == 1 || v.s[2] == H * W);
-}
-
 template <class T>
 void pad_rows(const T* g, const acc_t<T>* d, acc_t<T>* q, int64_t rows, int64_t len, int64_t lo, int64_t stride) {
   if constexpr (std::is_same_v<T, float>) pad_rows_f32(g, d, q, rows, len, lo, stride);

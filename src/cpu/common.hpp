@@ -56,6 +56,11 @@ inline int64_t plane_step(const View5& v, int64_t N, int64_t C) {
   return N == 1 || v.s[0] == C * v.s[1] ? v.s[1] : -1;
 }
 
+// Are the cells of a (T, H, W) plane of v at offsets 0, 1, 2, ... from its first?
+inline bool cells_in_a_row(const View5& v, int64_t T, int64_t H, int64_t W) {
+  return v.s[4] == 1 && (H == 1 || v.s[3] == W) && (T == 1 || v.s[2] == H * W);
+}
+
 inline bool non_negative_strides(const TensorView& t) {
   for (int i = 0; i < t.rank(); ++i) if (t.strides[i] < 0) return false;
   return true;

@@ -10,6 +10,8 @@
 // forward and the channels-last gather also bfloat16 and float16.
 #include <cstdint>
 
+#include "poolkit/dtype.hpp"
+
 namespace poolkit::cpu {
 
 enum class IndexForm : uint8_t { None, U8, I16, I32, I64 };
@@ -198,6 +200,12 @@ void pad_rows_f64(const void* g, const double* d, double* q, int64_t rows, int64
 
 // out[p * cells + i] = value[p] for p < planes, i < cells (float32 or float64), with streaming stores when
 // `stream` (the output too large for the cache and not read back soon: no read of its lines before writing).
+// out[i] = sums[i] (16-bit: rounded as narrow_from_f32), then sums[i] = +0, for i < n; whole aligned vectors of
+// out streamed past the cache where `stream`.
+void drain_sums_f32(float* sums, float* out, int64_t n, bool stream);
+void drain_sums_f64(double* sums, double* out, int64_t n, bool stream);
+void drain_sums_bf16(float* sums, bfloat16* out, int64_t n, bool stream);
+void drain_sums_f16(float* sums, float16* out, int64_t n, bool stream);
 void fill_planes_f32(const float* value, int64_t planes, int64_t cells, float* out, bool stream);
 void fill_planes_f64(const double* value, int64_t planes, int64_t cells, double* out, bool stream);
 

@@ -259,6 +259,21 @@ void fill_planes(const T* value, int64_t planes, int64_t cells, T* out, bool str
   for (; x < total; ++x) out[x] = value[x / cells];
 }
 
+template <class S>
+void drain_sums(compute_t<S>* sums, S* out, int64_t n, bool stream) {
+  using T = compute_t<S>;
+  const hn::ScalableTag<T> d;
+  const int64_t N = int64_t(hn::Lanes(d));
+  stream = stream && whole_aligned_rows(out, n, n, N, int64_t(sizeof(S)));
+  int64_t i = 0;
+  for (; i + N <= n; i += N) {
+    put_values(d, hn::LoadU(d, sums + i), out + i, stream);
+    hn::StoreU(hn::Zero(d), d, sums + i);
+  }
+  if (stream) hwy::FlushStream();
+  for (; i < n; ++i) out[i] = S(sums[i]), sums[i] = T(0);
+}
+
 bool local_codes(const LocalCodeJob& j) {
   bool ok = true;
   int64_t k = 0;
@@ -317,6 +332,10 @@ void GatherAvgBackwardF16(const GatherJob& j) { gather_backward<float, float16, 
 bool LocalCodes(const LocalCodeJob& j) { return local_codes(j); }
 void FillPlanesF32(const float* v, int64_t p, int64_t c, float* out, bool s) { fill_planes(v, p, c, out, s); }
 void FillPlanesF64(const double* v, int64_t p, int64_t c, double* out, bool s) { fill_planes(v, p, c, out, s); }
+void DrainSumsF32(float* s, float* out, int64_t n, bool stream) { drain_sums(s, out, n, stream); }
+void DrainSumsF64(double* s, double* out, int64_t n, bool stream) { drain_sums(s, out, n, stream); }
+void DrainSumsBF16(float* s, bfloat16* out, int64_t n, bool stream) { drain_sums(s, out, n, stream); }
+void DrainSumsF16(float* s, float16* out, int64_t n, bool stream) { drain_sums(s, out, n, stream); }
 void DivideF32(const void* g, const float* d, float* q, int64_t n, int64_t group) { divide<float>(g, d, q, n, group); }
 void DivideBF16(const void* g, const float* d, float* q, int64_t n, int64_t group) { divide<bfloat16>(g, d, q, n, group); }
 void DivideF16(const void* g, const float* d, float* q, int64_t n, int64_t group) { divide<float16>(g, d, q, n, group); }
@@ -356,6 +375,14 @@ void fill_planes_f32(const float* v, int64_t p, int64_t c, float* out, bool s) {
 void fill_planes_f64(const double* v, int64_t p, int64_t c, double* out, bool s) {
   HWY_DYNAMIC_DISPATCH(FillPlanesF64)(v, p, c, out, s);
 }
+#define POOLKIT_DRAIN_SUMS(Name, fn, T, S)                                             \
+  HWY_EXPORT(Name);                                                                      \
+  void fn(T* sums, S* out, int64_t n, bool stream) { HWY_DYNAMIC_DISPATCH(Name)(sums, out, n, stream); }
+POOLKIT_DRAIN_SUMS(DrainSumsF32, drain_sums_f32, float, float)
+POOLKIT_DRAIN_SUMS(DrainSumsF64, drain_sums_f64, double, double)
+POOLKIT_DRAIN_SUMS(DrainSumsBF16, drain_sums_bf16, float, bfloat16)
+POOLKIT_DRAIN_SUMS(DrainSumsF16, drain_sums_f16, float, float16)
+#undef POOLKIT_DRAIN_SUMS
 HWY_EXPORT(LocalCodes);
 bool flat_to_local_codes(const LocalCodeJob& j) { return HWY_DYNAMIC_DISPATCH(LocalCodes)(j); }
 HWY_EXPORT(DivideF32);
