@@ -1,4 +1,4 @@
-// Per-target helpers of the SIMD microkernels (kernels_forward.cpp, kernels_backward.cpp, kernels_rows.cpp): how
+// Per-target helpers of the SIMD microkernels (kernels_forward-inl.h, kernels_backward.cpp, kernels_rows.cpp): how
 // lanes are laid out, loaded and stored in each dtype. Included once per Highway target (after foreach_target.h),
 // hence the toggling guard.
 #if defined(POOLKIT_CPU_KERNELS_INL_H_) == defined(HWY_TARGET_TOGGLE)

@@ -1,13 +1,14 @@
 #pragma once
 // SIMD microkernels of the fast CPU path. They see only pointers, counts, strides and tap lists; the drivers
-// (forward.cpp, backward.cpp, backward_rows.cpp) turn a Geometry into these jobs. Each kernel is one source
-// compiled for every x86 ISA Highway targets (SSE4, AVX2, AVX-512) and chosen at run time: kernels_forward.cpp,
-// kernels_backward.cpp (tiled and gather backward, divides, fills, argmax codes) and kernels_rows.cpp (the
-// channels-first row backward), over the helpers of kernels-inl.h. Max follows PyTorch's rule (replace when
-// greater or NaN: the first maximum and the last NaN win); sums run in window order in the element type, as the
-// reference does, so results are bit-identical to it (up to which payload a sum of two NaN keeps: IEEE 754
-// leaves that open, and compilers order operands freely). float32 and float64; the
-// forward and the channels-last gather also bfloat16 and float16.
+// (forward.cpp, backward.cpp, backward_rows.cpp, backward_scatter.cpp) turn a Geometry into these jobs. Each
+// kernel is one source compiled for every x86 ISA Highway targets (SSE4, AVX2, AVX-512) and chosen at run time:
+// kernels_forward-inl.h (instantiated by kernels_forward.cpp and kernels_forward_half.cpp), kernels_backward.cpp
+// (tiled and gather backward, divides, fills, drains, argmax codes) and kernels_rows.cpp (the channels-first row
+// backward), over the helpers of kernels-inl.h. Max follows PyTorch's rule (replace when greater or NaN: the
+// first maximum and the last NaN win); sums run in window order in the element type, as the reference does, so
+// results are bit-identical to it (up to which payload a sum of two NaN keeps: IEEE 754 leaves that open, and
+// compilers order operands freely). float32 and float64; the forward and the channels-last gather also bfloat16
+// and float16.
 #include <cstdint>
 
 #include "poolkit/dtype.hpp"

@@ -1,0 +1,307 @@
+// The forward kernels: max (with the argmax in any of its forms) and average over rows of outputs, each output
+// a window of taps, vectorised along the lanes of a row (see Lanes in kernels.hpp). Instantiated per dtype by
+// kernels_forward.cpp (float32, float64) and kernels_forward_half.cpp (bfloat16, float16), which compile in
+// parallel. Included once per Highway target (after foreach_target.h), hence the toggling guard.
+#if defined(POOLKIT_CPU_KERNELS_FORWARD_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef POOLKIT_CPU_KERNELS_FORWARD_INL_H_
+#undef POOLKIT_CPU_KERNELS_FORWARD_INL_H_
+#else
+#define POOLKIT_CPU_KERNELS_FORWARD_INL_H_
+#endif
+
+#include <algorithm>
+#include <cstdlib>
+
+#include <hwy/highway.h>
+
+#include "src/cpu/kernels-inl.h"
+#include "src/cpu/prefetch.hpp"
+
+HWY_BEFORE_NAMESPACE();
+namespace poolkit::cpu::HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+// Stores the argmax lanes [k, k + N): narrowed to the local form, or widened flat indices plus their lane part.
+template <class D, class VI>
+HWY_INLINE void store_argmax(D d, const ForwardJob& j, VI idx, VI lane_flat, int64_t k, int64_t row_code) {
+  using T = hn::TFromD<D>;
+  using TI = hwy::MakeSigned<T>;
+  const hn::RebindToSigned<D> di;
+  const int64_t N = int64_t(hn::Lanes(d));
+  if (j.form == IndexForm::I64) {
+    idx = hn::Add(idx, hn::Add(lane_flat, hn::Set(di, TI((k / j.lanes.group) * j.flat_step + row_code))));
+    int64_t* am = static_cast<int64_t*>(j.argmax) + k;
+    if constexpr (sizeof(T) == 8) {
+      hn::StoreU(idx, di, am);
+      return;
+    }
+#if HWY_TARGET != HWY_SCALAR
+    if constexpr (sizeof(T) == 4) {
+      const hn::Half<decltype(di)> dh;
+      const hn::Repartition<int64_t, decltype(di)> d64;
+      hn::StoreU(hn::PromoteTo(d64, hn::LowerHalf(dh, idx)), d64, am);
+      hn::StoreU(hn::PromoteTo(d64, hn::UpperHalf(dh, idx)), d64, am + N / 2);
+      return;
+    }
+#endif
+  }
+  if constexpr (sizeof(T) == 4) {
+    if (j.form == IndexForm::I32) return hn::StoreU(idx, di, static_cast<int32_t*>(j.argmax) + k);
+    if (j.form == IndexForm::I16) {
+      const hn::Rebind<int16_t, decltype(di)> d16;
+      return hn::StoreU(hn::DemoteTo(d16, idx), d16, static_cast<int16_t*>(j.argmax) + k);
+    }
+    if (j.form == IndexForm::U8) {
+      const hn::Rebind<uint8_t, decltype(di)> d8;
+      return hn::StoreU(hn::DemoteTo(d8, idx), d8, static_cast<uint8_t*>(j.argmax) + k);
+    }
+  }
+  HWY_ALIGN TI buf[hn::MaxLanes(di)];
+  hn::Store(idx, di, buf);
+  for (int64_t i = 0; i < N; ++i) store_index(j.form, j.argmax, k + i, int64_t(buf[i]));
+}
+
+// Lanes [0, vec_end) of a forward row by `vectors(u, k, end)` (u vectors from lane k, none past end); returns
+// the first lane left to the scalar loop. Long chains go four at a time (fewer taps run as fast one vector at a
+// time, or faster) where four different vectors remain: rows of channels-first planes end with four overlapping
+// the ones before, but a row of one to three vectors (one output's channels) goes one vector at a time instead
+// of computing a vector again; channels-last groups (whole vectors) end one vector at a time.
+template <int M, class F>
+HWY_INLINE int64_t walk_vectors(int64_t N, int64_t vec_end, int ntaps, F&& vectors) {
+  if (vec_end < N) return 0;
+  int64_t k = 0;
+  if (ntaps > 8)
+    for (; M == kGroup ? k + 4 * N <= vec_end : k + 3 * N < vec_end; k += 4 * N)
+      vectors(std::integral_constant<int, 4>(), k, vec_end);
+  for (; k < vec_end; k += N) vectors(std::integral_constant<int, 1>(), k, vec_end);
+  return vec_end;
+}
+
+// Asks for the input a few rows ahead of a forward job's rows: the rows of one call interleave several input
+// streams (one per tap row), too many for the hardware prefetcher to run far enough ahead on its own. One
+// request per line of each tap row (taps within a line of the one before share its request).
+template <class S>
+class RowPrefetch {
+ public:
+  explicit RowPrefetch(const ForwardJob& j) : j_(j) {
+    if (j.rows <= kAhead) return;  // (small jobs: nothing to ask for)
+    const Lanes& l = j.lanes;
+    span_ = int64_t(sizeof(S)) * ((l.count - 1) / l.group * l.lane_stride + l.group);
+    for (int t = 0; t < j.ntaps && nrows_ < kMaxRows; ++t)
+      if (t == 0 || std::abs(j.tap_offset[t] - j.tap_offset[t - 1]) * int64_t(sizeof(S)) >= 64)
+        row_[nrows_++] = j.tap_offset[t] * int64_t(sizeof(S));
+  }
+  void operator()(int64_t row) const {
+    if (row + kAhead >= j_.rows) return;
+    const char* x = static_cast<const char*>(j_.x) + (row + kAhead) * j_.x_row_step * int64_t(sizeof(S));
+    for (int r = 0; r < nrows_; ++r)
+      for (int64_t b = 0; b < span_; b += 64) prefetch(x + row_[r] + b);
+  }
+
+ private:
+  static constexpr int kAhead = 4, kMaxRows = 16;
+  const ForwardJob& j_;
+  int64_t span_ = 0, row_[kMaxRows] = {};
+  int nrows_ = 0;
+};
+
+// Whether a job's outputs may go out by streaming stores: j.stream, and every vector store of its rows whole and
+// aligned (whole_aligned_rows). Argmax stores count with index_bytes per lane (0: ordinary stores).
+template <class S, class D>
+bool streams(D d, const ForwardJob& j, int64_t index_bytes) {
+  const int64_t N = int64_t(hn::Lanes(d)), n = j.lanes.count;
+  return j.stream && j.lanes.vector_count == n && whole_aligned_rows(j.y, j.y_row_step, n, N, int64_t(sizeof(S))) &&
+         (index_bytes == 0 || whole_aligned_rows(j.argmax, j.y_row_step, n, N, index_bytes));
+}
+
+// How max_rows tracks the argmax: not at all, in lanes of the values' width (any form), or in byte lanes (the
+// uint8 form, float lanes, AVX-512: the compare's mask serves them as it is, and a blend of 16 bytes costs half
+// of one of 16 words on CPUs that split 512-bit operations).
+enum IndexLanes { kNoIndex, kWideIndex, kByteIndex };
+#if HWY_TARGET <= HWY_AVX3
+template <class S> constexpr bool kByteIndexFits = sizeof(compute_t<S>) == 4;
+#else
+template <class S> constexpr bool kByteIndexFits = false;
+#endif
+
+// One tap of U vectors (lanes at `at` from xt): where its value is greater than the maximum so far, or NaN, it
+// becomes the maximum and (with an index) its code the argmax. Force-inlined: as a lambda, the vectors went
+// through the stack.
+template <int kIdx, int M, int U, class D, class IdxD, class S>
+HWY_INLINE void max_tap(D d, IdxD didx, const S* xt, const int64_t* at, int64_t code, hn::Vec<D>* m,
+                        hn::Vec<IdxD>* idx) {
+  for (int v = 0; v < U; ++v) {
+    const auto val = load_lanes<kLoadAs<M>>(d, xt, at[v]);
+    const auto replace = hn::Or(val > m[v], hn::IsNaN(val));
+    m[v] = hn::IfThenElse(replace, val, m[v]);
+    if constexpr (kIdx == kByteIndex)  // (the float compare's mask serves the byte lanes as it is)
+      idx[v] = hn::IfThenElse(hn::Mask<IdxD>{replace.raw}, hn::Set(didx, uint8_t(code)), idx[v]);
+    else if constexpr (kIdx == kWideIndex)
+      idx[v] = hn::IfThenElse(hn::RebindMask(didx, replace), hn::Set(didx, hn::TFromD<IdxD>(code)), idx[v]);
+  }
+}
+
+// kTaps > 0: the window's tap count known at compile time (2x2, 3x3, 2x2x2 windows), so the tap loop unrolls and
+// its offsets stay in registers.
+template <class S, int kIdx, int M, int kTaps>
+HWY_NOINLINE void max_rows(const ForwardJob& j) {
+  using T = compute_t<S>;
+  constexpr bool kIndex = kIdx != kNoIndex;
+  const hn::ScalableTag<T> d;
+  using TI = hwy::MakeSigned<T>;
+  const hn::RebindToSigned<decltype(d)> di;
+  const hn::Rebind<uint8_t, decltype(d)> db;
+  using IdxD = std::conditional_t<kIdx == kByteIndex, decltype(db), decltype(di)>;
+  using TIdx = hn::TFromD<IdxD>;
+  const IdxD didx;
+  const int64_t N = int64_t(hn::Lanes(d));
+  const Lanes& l = j.lanes;
+  // the lane part of flat indices: (lane / group) * flat_step
+  auto lane_flat = M == kGroup ? hn::Zero(di)  // one output per vector
+                   : hn::Mul(l.group == 1 ? hn::Iota(di, 0) : hn::ShiftRight<1>(hn::Iota(di, 0)),
+                             hn::Set(di, TI(j.flat_step)));
+  const int64_t vec_end = M == kScalarOnly ? 0 : l.vector_count;
+  ForwardJob r = j;
+  const RowPrefetch<S> ahead(j);
+  const int64_t ai = form_bytes(j.form);
+  const bool stream = streams<S>(d, j, kIdx == kByteIndex ? 1 : 0);
+  int64_t period_row = j.code_row_first % j.code_period;  // (no division per row: a single output's row is short)
+  for (int64_t row = 0; row < j.rows; ++row, period_row = period_row + 1 == j.code_period ? 0 : period_row + 1) {
+    const S* x = static_cast<const S*>(j.x) + row * j.x_row_step;
+    S* y = static_cast<S*>(j.y) + row * j.y_row_step;
+    ahead(row);
+    r.argmax = j.argmax ? static_cast<char*>(j.argmax) + row * j.y_row_step * ai : nullptr;
+    const int64_t row_code = period_row * j.code_row_step;
+    // U vectors from lane k (see walk_vectors; overlapping lanes are recomputed to the same bits), their chains
+    // of compares interleaved
+    auto vectors = [&](auto u, int64_t k, int64_t end) {
+      constexpr int U = decltype(u)::value;
+      int64_t lane[U], at[U];
+      hn::Vec<decltype(d)> m[U];
+      hn::Vec<IdxD> idx[U];
+      vector_starts(d, k, end, lane, U);
+      for (int v = 0; v < U; ++v) {
+        lane[v] += k;
+        at[v] = load_at<M>(l, lane[v]);
+        m[v] = load_lanes<kLoadAs<M>>(d, x + j.tap_offset[0], at[v]);
+        idx[v] = hn::Set(didx, TIdx(j.tap_code[0]));
+      }
+      // 16-bit: the taps unrolled whole (the loop had copied their vectors between registers each tap: 1.1x;
+      // float32 ran as fast either way, and unrolled it tripled this file's compile time under the sanitizers)
+      if constexpr (kTaps > 0 && kHalf<S>) {
+#pragma GCC unroll 9
+        for (int t = 1; t < kTaps; ++t) max_tap<kIdx, M, U>(d, didx, x + j.tap_offset[t], at, j.tap_code[t], m, idx);
+      } else {
+        const int ntaps = kTaps > 0 ? kTaps : j.ntaps;
+        for (int t = 1; t < ntaps; ++t) max_tap<kIdx, M, U>(d, didx, x + j.tap_offset[t], at, j.tap_code[t], m, idx);
+      }
+      for (int v = 0; v < U; ++v) {
+        put_values(d, m[v], y + lane[v], stream);
+        if constexpr (kIdx == kByteIndex) put(db, idx[v], static_cast<uint8_t*>(r.argmax) + lane[v], stream);
+        else if constexpr (kIndex) store_argmax(d, r, idx[v], lane_flat, lane[v], row_code);
+      }
+    };
+    int64_t k = walk_vectors<M>(N, vec_end, j.ntaps, vectors);
+    // the rest one lane at a time, still without branches (on random data the compares mispredict) and with
+    // the vector conversions of 16-bit types
+    const hn::CappedTag<T, 1> d1;
+    const hn::RebindToSigned<decltype(d1)> di1;
+    for (; k < l.count; ++k) {
+      const S* xk = x + lane_offset(l, k);
+      auto m = load_lanes<kUnit>(d1, xk + j.tap_offset[0], 0);
+      auto best = hn::Zero(di1);
+      for (int t = 1; t < j.ntaps; ++t) {
+        const auto v = load_lanes<kUnit>(d1, xk + j.tap_offset[t], 0);
+        const auto replace = hn::Or(v > m, hn::IsNaN(v));
+        m = hn::IfThenElse(replace, v, m);
+        best = hn::IfThenElse(hn::RebindMask(di1, replace), hn::Set(di1, TI(t)), best);
+      }
+      store_values(d1, m, y + k);
+      if constexpr (kIndex) {
+        int64_t code = j.tap_code[hn::GetLane(best)];
+        if (j.form == IndexForm::I64) code += (k / l.group) * j.flat_step + row_code;
+        store_index(j.form, r.argmax, k, code);
+      }
+    }
+  }
+  if (stream) hwy::FlushStream();
+}
+
+template <class S, int M>
+HWY_NOINLINE void avg_rows(const ForwardJob& j) {
+  using T = compute_t<S>;
+  const hn::ScalableTag<T> d;
+  const int64_t N = int64_t(hn::Lanes(d));
+  const Lanes& l = j.lanes;
+  const T div = T(j.divisor);
+  const int64_t vec_end = M == kScalarOnly ? 0 : l.vector_count;
+  const RowPrefetch<S> ahead(j);
+  const bool stream = streams<S>(d, j, 0);
+  for (int64_t row = 0; row < j.rows; ++row) {
+    const S* x = static_cast<const S*>(j.x) + row * j.x_row_step;
+    S* y = static_cast<S*>(j.y) + row * j.y_row_step;
+    ahead(row);
+    // as in max_rows, with chains of sums
+    auto vectors = [&](auto u, int64_t k, int64_t end) {
+      constexpr int U = decltype(u)::value;
+      int64_t lane[U], at[U];
+      hn::Vec<decltype(d)> sum[U];
+      vector_starts(d, k, end, lane, U);
+      for (int v = 0; v < U; ++v) lane[v] += k, at[v] = load_at<M>(l, lane[v]);
+      for (int v = 0; v < U; ++v) sum[v] = hn::Zero(d);
+      for (int t = 0; t < j.ntaps; ++t)
+        for (int v = 0; v < U; ++v) sum[v] = hn::Add(sum[v], load_lanes<kLoadAs<M>>(d, x + j.tap_offset[t], at[v]));
+      for (int v = 0; v < U; ++v) put_values(d, hn::Div(sum[v], hn::Set(d, div)), y + lane[v], stream);
+    };
+    int64_t k = walk_vectors<M>(N, vec_end, j.ntaps, vectors);
+    const hn::CappedTag<T, 1> d1;  // (the vector conversions of 16-bit types)
+    for (; k < l.count; ++k) {
+      const S* xk = x + lane_offset(l, k);
+      auto sum = hn::Zero(d1);
+      for (int t = 0; t < j.ntaps; ++t) sum = hn::Add(sum, load_lanes<kUnit>(d1, xk + j.tap_offset[t], 0));
+      store_values(d1, hn::Div(sum, hn::Set(d1, div)), y + k);
+    }
+  }
+  if (stream) hwy::FlushStream();
+}
+
+template <class T, int kIdx, int M>
+void max_rows_for_taps(const ForwardJob& j) {
+  if (j.ntaps == 4) return max_rows<T, kIdx, M, 4>(j);
+  if (j.ntaps == 8 && M != kGroup) return max_rows<T, kIdx, M, 8>(j);  // (2x2x2; channels-last groups ran slower)
+  if (j.ntaps == 9) return max_rows<T, kIdx, M, 9>(j);
+  return max_rows<T, kIdx, M, 0>(j);
+}
+template <class T, int kIdx>
+void max_forward(const ForwardJob& j) {
+  switch (load_mode<T>(j.lanes)) {
+    case kUnit: return max_rows_for_taps<T, kIdx, kUnit>(j);
+    case kPair: return max_rows_for_taps<T, kIdx, kPair>(j);
+    case kPair64: return max_rows_for_taps<T, kIdx, kPair64>(j);
+    case kGroup: return max_rows_for_taps<T, kIdx, kGroup>(j);
+    default: return max_rows<T, kIdx, kScalarOnly, 0>(j);
+  }
+}
+template <class T>
+void avg_forward(const ForwardJob& j) {
+  switch (load_mode<T>(j.lanes)) {
+    case kUnit: return avg_rows<T, kUnit>(j);
+    case kPair: return avg_rows<T, kPair>(j);
+    case kPair64: return avg_rows<T, kPair64>(j);
+    case kGroup: return avg_rows<T, kGroup>(j);
+    default: return avg_rows<T, kScalarOnly>(j);
+  }
+}
+
+template <class T>
+void max_forward_by_index(const ForwardJob& j) {
+  if (j.form == IndexForm::None) return max_forward<T, kNoIndex>(j);
+  if constexpr (kByteIndexFits<T>)
+    if (j.form == IndexForm::U8) return max_forward<T, kByteIndex>(j);
+  max_forward<T, kWideIndex>(j);
+}
+
+}  // namespace poolkit::cpu::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#endif  // toggle guard
