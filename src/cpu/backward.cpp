@@ -2,7 +2,7 @@
 // atomics). Windows that tile the input (kernel == stride, no padding or dilation) in channels-first take a
 // row kernel that writes dx rows whole; channels-last gathers over the covering outputs of each input pixel,
 // vectorised over C, adding in increasing output order as the reference does. Max from a window-local argmax
-// otherwise: backward_scatter.cpp; the rest: backward_rows.cpp.
+// otherwise: backward_k3s2.cpp (3x3 windows of stride 2) or backward_scatter.cpp; the rest: backward_rows.cpp.
 #include <cstring>
 #include <memory>
 #include <type_traits>
@@ -368,6 +368,7 @@ bool run_backward(bool is_max, const Geometry& g, const AvgOptions& opt, const T
   }
   if ((simd || (half && gathers)) && last && b.C > 1) return channels_last(b);
   if (simd && (narrow_backward(b) || blocked_backward(b))) return true;
+  if (k3s2_fits(b)) return k3s2_backward(b);
   if (scatter_fits(b)) return scatter_backward(b);
   return rows_backward(b);
 }

@@ -1,10 +1,11 @@
 #pragma once
 // SIMD microkernels of the fast CPU path. They see only pointers, counts, strides and tap lists; the drivers
-// (forward.cpp, backward.cpp, backward_rows.cpp, backward_scatter.cpp) turn a Geometry into these jobs. Each
-// kernel is one source compiled for every x86 ISA Highway targets (SSE4, AVX2, AVX-512) and chosen at run time:
-// kernels_forward-inl.h (instantiated by kernels_forward.cpp and kernels_forward_half.cpp), kernels_backward.cpp
-// (tiled and gather backward, divides, fills, drains, argmax codes) and kernels_rows.cpp (the channels-first row
-// backward), over the helpers of kernels-inl.h. Max follows PyTorch's rule (replace when greater or NaN: the
+// (forward.cpp, backward.cpp, backward_rows.cpp, backward_scatter.cpp, backward_k3s2.cpp) turn a Geometry into
+// these jobs. Each kernel is one source compiled for every x86 ISA Highway targets (SSE4, AVX2, AVX-512) and
+// chosen at run time: kernels_forward-inl.h (instantiated by kernels_forward.cpp and kernels_forward_half.cpp),
+// kernels_backward.cpp (tiled and gather backward, divides, fills, drains, argmax codes), kernels_rows.cpp (the
+// channels-first row backward), kernels_k3s2.cpp (3x3 windows of stride 2) and kernels_narrow.cpp, over the
+// helpers of kernels-inl.h. Max follows PyTorch's rule (replace when greater or NaN: the
 // first maximum and the last NaN win); sums run in window order in the element type, as the reference does, so
 // results are bit-identical to it (up to which payload a sum of two NaN keeps: IEEE 754 leaves that open, and
 // compilers order operands freely). float32 and float64; the forward and the channels-last gather also bfloat16
@@ -158,6 +159,31 @@ void accumulate_row_f32(const RowJob& job);
 void accumulate_row_f64(const RowJob& job);
 void accumulate_row_bf16(const RowJob& job);
 void accumulate_row_f16(const RowJob& job);
+
+// Max backward of windows of 3 taps, stride 2 and dilation 1 along H and W (pad_h, pad_w: 0 or 1 before each
+// axis) over one channels-first plane, from window-local codes jh * 3 + jw, vectorised along the output columns.
+// It reads padded rows: row R holds output row R - 1, its gradient in `g` (dx's type) and its codes in `code`,
+// output column m at [R * pitch + m + 1] (-1 <= m <= lanes); where there is no output (rows -1 and from OH on,
+// columns -1 and from OW on) code is 255 and g 0. Rows
+// R <= ceil(height / 2) + 1 are read. The dx plane (height x width, rows dx_row elements apart) is made in
+// `plane` (room for (height + 1) * width + 2 * lanes elements of dx's type), every cell the sum from +0 of its
+// terms in increasing output order, then copied to dx (streamed past the cache with `stream` where dx's rows are
+// back to back and its vectors whole and aligned). lanes: ceil(width / 2) rounded up to kK3S2Lanes.
+struct K3S2Job {
+  const void* g = nullptr;
+  const void* code = nullptr;
+  int64_t pitch = 0, lanes = 0;
+  void* plane = nullptr;
+  void* dx = nullptr;
+  int64_t dx_row = 0, height = 0, width = 0;
+  int64_t pad_h = 0, pad_w = 0;
+  bool stream = false;
+};
+constexpr int64_t kK3S2Lanes = 16;  // the widest vector of float32
+void k3s2_max_backward_f32(const K3S2Job& job);
+void k3s2_max_backward_f64(const K3S2Job& job);
+void k3s2_max_backward_bf16(const K3S2Job& job);
+void k3s2_max_backward_f16(const K3S2Job& job);
 
 // Average backward of channels-first planes whose rows fit one vector of float32 (W and OW at most
 // narrow_lanes_f32()): each dx row is one vector, summed from the output rows covering it. Per plane (planes

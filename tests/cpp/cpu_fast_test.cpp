@@ -105,11 +105,17 @@ Case random_case(std::mt19937_64& rng) {
 
 // Max (forward with each argmax form, backward from it) and average without padding in the count (forward,
 // backward) on the fast path give the reference's bits, on a random input.
+// Gradients whose sums round differently in another order: magnitudes 2^-20 to 2^20, some -0.
+void fill_wide(const TensorView& t, std::mt19937_64& rng) {
+  std::uniform_int_distribution<int> m(-64, 64), e(-20, 20), p(0, 30);
+  for_each_index(t.shape, [&](const int64_t* i) { set(t, i, p(rng) == 0 ? -0.0 : std::ldexp(1 + m(rng) / 128.0, e(rng))); });
+}
+
 void expect_max_and_avg_match(const Geometry& g, DType dt, const Shape& xs, const Shape& ys, Layout lay, bool slice,
-                              std::initializer_list<DType> forms, std::mt19937_64& rng) {
+                              std::initializer_list<DType> forms, std::mt19937_64& rng, bool wide_dy = false) {
   Buf x = make(dt, xs, lay, slice), dy = make(dt, ys, lay, slice);
   fill(x.view, rng, true);
-  fill(dy.view, rng, false);
+  wide_dy ? fill_wide(dy.view, rng) : fill(dy.view, rng, false);
   for (DType form : forms) {
     Buf y0 = make(dt, ys, lay, slice), y1 = make(dt, ys, lay, slice);
     Buf a0 = make(form, ys, lay, slice), a1 = make(form, ys, lay, slice);
@@ -395,6 +401,74 @@ TEST_F(CpuFast, StreamedRowBackwardMatchesReference) {
     ref::max_pool_backward(g, dy.view, am.view, x.view, dx0);
     ASSERT_TRUE(cpu::max_pool_backward(g, dy.view, am.view, x.view, dx1));
     EXPECT_TRUE(same_bits(wide0, wide1)) << "column slice";
+  }
+}
+
+// 3x3 windows of stride 2 over channels-first planes (the dedicated backward of backward_k3s2.cpp): widths and
+// heights around its vectors of output columns (16 lanes and less), padding 0 or 1 on each axis, ceil mode,
+// every float type and argmax form, row-sliced views, gradients whose sums round differently in another order;
+// then dx streamed past the cache, and dx a column slice.
+TEST_F(CpuFast, Kernel3Stride2BackwardMatchesReference) {
+  const DType dts[] = {DType::f32, DType::f64, DType::bf16, DType::f16};
+  int runs = 0;
+  for (int64_t ph : {0, 1})
+    for (int64_t pw : {0, 1})
+      for (bool ceil : {false, true})
+        for (int64_t H : {2, 3, 4, 5, 8})
+          for (int64_t W : {3, 4, 5, 6, 7, 15, 16, 17, 31, 32, 33, 34, 35, 64, 65}) {
+            Geometry g;
+            try {
+              g = torch_geometry({H, W}, {3, 3}, {2, 2}, {ph, pw}, {1, 1}, ceil);
+            } catch (const Error&) {
+              continue;  // an empty output
+            }
+            const DType dt = dts[runs % 4];
+            const bool slice = runs % 3 == 0;
+            ++runs;
+            const std::vector<int64_t> out = g.output_size();
+            SCOPED_TRACE("H " + std::to_string(H) + " W " + std::to_string(W) + " pad " + std::to_string(ph) +
+                         "," + std::to_string(pw) + " ceil " + std::to_string(ceil) + " " + dtype_name(dt) +
+                         " slice " + std::to_string(slice));
+            const Shape xs{2, 3, H, W}, ys{2, 3, out[0], out[1]};
+            expect_max_and_avg_match(g, dt, xs, ys, Layout::ChannelsFirst, slice,
+                                     {DType::u8, DType::i16, DType::i32, DType::i64}, rng, runs % 2 == 0);
+            // Peaks of random heights on the cells that up to four windows share (c + pad even on both axes): a
+            // peak above its neighbours takes four terms, whose sum in another order rounds differently.
+            Buf x = make(dt, xs, Layout::ChannelsFirst, slice), dy = make(dt, ys, Layout::ChannelsFirst, slice);
+            fill(x.view, rng, false);
+            fill_wide(dy.view, rng);
+            for_each_index(xs, [&](const int64_t* i) {
+              if ((i[2] + ph) % 2 == 0 && (i[3] + pw) % 2 == 0) set(x.view, i, 8.0 + double(rng() % 64) / 8);
+            });
+            Buf y = make(dt, ys, Layout::ChannelsFirst, slice), am = make(DType::u8, ys, Layout::ChannelsFirst, slice);
+            ref::max_pool_forward(g, x.view, y.view, am.view);
+            Buf dx0 = make(dt, xs, Layout::ChannelsFirst, slice), dx1 = make(dt, xs, Layout::ChannelsFirst, slice);
+            ref::max_pool_backward(g, dy.view, am.view, x.view, dx0.view);
+            ASSERT_TRUE(cpu::max_pool_backward(g, dy.view, am.view, x.view, dx1.view));
+            EXPECT_TRUE(same_bits(dx0, dx1)) << "peaks";
+          }
+  EXPECT_GT(runs, 200);
+  const int64_t saved = cpu::stream_threshold_bytes.exchange(0);
+  for (DType dt : dts) {
+    Geometry g = torch_geometry({56, 64}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, false);  // planes of whole lines
+    SCOPED_TRACE(std::string("streamed ") + dtype_name(dt));
+    expect_max_and_avg_match(g, dt, Shape{2, 5, 56, 64}, Shape{2, 5, 28, 32}, Layout::ChannelsFirst, false,
+                             {DType::u8}, rng);
+  }
+  cpu::stream_threshold_bytes = saved;
+  for (DType dt : dts) {  // dx a column slice of a wider tensor: rows not back to back
+    Geometry g = torch_geometry({9, 37}, {3, 3}, {2, 2}, {1, 0}, {1, 1}, false);
+    const Shape xs{2, 3, 9, 37}, ys{2, 3, 5, 18};
+    Buf x = make(dt, xs, Layout::ChannelsFirst, false), dy = make(dt, ys, Layout::ChannelsFirst, false);
+    fill(x.view, rng, true);
+    fill(dy.view, rng, false);
+    Buf y = make(dt, ys, Layout::ChannelsFirst, false), am = make(DType::u8, ys, Layout::ChannelsFirst, false);
+    ASSERT_TRUE(cpu::max_pool_forward(g, x.view, y.view, am.view));
+    Buf wide0 = make(dt, Shape{2, 3, 9, 41}, Layout::ChannelsFirst, false);
+    Buf wide1 = make(dt, Shape{2, 3, 9, 41}, Layout::ChannelsFirst, false);
+    ref::max_pool_backward(g, dy.view, am.view, x.view, TensorView(wide0.view.data, dt, xs, wide0.view.strides));
+    ASSERT_TRUE(cpu::max_pool_backward(g, dy.view, am.view, x.view, TensorView(wide1.view.data, dt, xs, wide1.view.strides)));
+    EXPECT_TRUE(same_bits(wide0, wide1)) << "column slice " << dtype_name(dt);
   }
 }
 
