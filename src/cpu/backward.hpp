@@ -85,9 +85,9 @@ bool blocked_backward(const Backward& b);
 bool scatter_fits(const Backward& b);
 bool scatter_backward(const Backward& b);
 
-// Max from a window-local argmax (U8, I16, I32), channels-first 2-D planes with W contiguous, any float type, for
-// 3x3 windows of stride 2 (padding 0 or 1): two dx rows from each pair of output rows. Returns false when a
-// saved argmax names a cell outside its window.
+// Max from a one-byte window-local argmax, channels-first 2-D planes with W contiguous, any float type, for 3x3
+// windows of stride 2 (padding 0 or 1): two dx rows from each pair of output rows. Returns false when a saved
+// argmax names a cell outside its window.
 bool k3s2_fits(const Backward& b);
 bool k3s2_backward(const Backward& b);
 

@@ -161,18 +161,28 @@ void accumulate_row_bf16(const RowJob& job);
 void accumulate_row_f16(const RowJob& job);
 
 // Max backward of windows of 3 taps, stride 2 and dilation 1 along H and W (pad_h, pad_w: 0 or 1 before each
-// axis) over one channels-first plane, from window-local codes jh * 3 + jw, vectorised along the output columns.
-// It reads padded rows: row R holds output row R - 1, its gradient in `g` (dx's type) and its codes in `code`,
-// output column m at [R * pitch + m + 1] (-1 <= m <= lanes); where there is no output (rows -1 and from OH on,
-// columns -1 and from OW on) code is 255 and g 0. Rows
-// R <= ceil(height / 2) + 1 are read. The dx plane (height x width, rows dx_row elements apart) is made in
-// `plane` (room for (height + 1) * width + 2 * lanes elements of dx's type), every cell the sum from +0 of its
-// terms in increasing output order, then copied to dx (streamed past the cache with `stream` where dx's rows are
-// back to back and its vectors whole and aligned). lanes: ceil(width / 2) rounded up to kK3S2Lanes.
+// axis) over one channels-first plane, from a window-local argmax in bytes (jh * 3 + jw), vectorised along the
+// output columns. The out_h x out_w outputs (dy, am: rows dy_row / am_row elements apart, columns contiguous) are
+// first copied to padded rows in `g` (dx's type) and `code`: row R holds output row R - 1, output column m at
+// [R * pitch + m + 1] (-1 <= m <= lanes), and where there is no output (rows -1 and from out_h on, columns -1
+// and from out_w on) code is kK3S2NoCode and g 0; rows R < `rows` = ceil(height / 2) + 2, each buffer with
+// room for 64 elements more; with margins_set, the cells where there is no output are taken as written already
+// (by an earlier call of the same geometry on the same buffers). Each code is checked on the way: below 9, and where the window is not whole (rows
+// outside full_h, columns outside full_w: [begin, end) ranges of outputs) naming a cell inside the plane; the
+// kernel returns false, having written nothing to dx, when one is not. The dx plane (height x width, rows
+// dx_row elements apart) is made in `plane` (room for (height + 1) * width + 2 * lanes elements), every cell the
+// sum from +0 of its terms in increasing output order, then copied to dx (streamed past the cache with `stream`
+// where dx's rows are back to back and its vectors whole and aligned). lanes: ceil(width / 2) rounded up to
+// kK3S2Lanes.
 struct K3S2Job {
-  const void* g = nullptr;
-  const void* code = nullptr;
-  int64_t pitch = 0, lanes = 0;
+  const void* dy = nullptr;
+  const uint8_t* am = nullptr;
+  int64_t dy_row = 0, am_row = 0, out_h = 0, out_w = 0;
+  int64_t full_h[2] = {0, 0}, full_w[2] = {0, 0};
+  void* g = nullptr;
+  uint8_t* code = nullptr;
+  int64_t pitch = 0, lanes = 0, rows = 0;
+  bool margins_set = false;
   void* plane = nullptr;
   void* dx = nullptr;
   int64_t dx_row = 0, height = 0, width = 0;
@@ -180,10 +190,11 @@ struct K3S2Job {
   bool stream = false;
 };
 constexpr int64_t kK3S2Lanes = 16;  // the widest vector of float32
-void k3s2_max_backward_f32(const K3S2Job& job);
-void k3s2_max_backward_f64(const K3S2Job& job);
-void k3s2_max_backward_bf16(const K3S2Job& job);
-void k3s2_max_backward_f16(const K3S2Job& job);
+constexpr uint8_t kK3S2NoCode = 255;
+bool k3s2_max_backward_f32(const K3S2Job& job);
+bool k3s2_max_backward_f64(const K3S2Job& job);
+bool k3s2_max_backward_bf16(const K3S2Job& job);
+bool k3s2_max_backward_f16(const K3S2Job& job);
 
 // Average backward of channels-first planes whose rows fit one vector of float32 (W and OW at most
 // narrow_lanes_f32()): each dx row is one vector, summed from the output rows covering it. Per plane (planes

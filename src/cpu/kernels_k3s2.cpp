@@ -3,6 +3,7 @@
 // (at most four) terms in increasing output order, as the reference sums them.
 #include "kernels.hpp"
 
+#include <algorithm>
 #include <type_traits>
 
 #undef HWY_TARGET_INCLUDE
@@ -16,22 +17,42 @@ HWY_BEFORE_NAMESPACE();
 namespace poolkit::cpu::HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
-// dst[i] = src[i] for i < n by whole vectors (the last one overlapping the one before where n is not a multiple),
-// streamed past the cache with `stream` (dst aligned to the vector, n a multiple of it).
+// The lane type that moves cells of S: 16-bit types as their bits.
+template <class S> using cell_t = std::conditional_t<sizeof(S) == 2, uint16_t, S>;
+
+// dst[i] = src[i] for i < n by whole vectors (the last one overlapping the one before where n is not a multiple;
+// 16-byte vectors where n is short), streamed past the cache with `stream` (dst aligned to the vector, n a
+// multiple of it).
 template <class S>
 HWY_INLINE void copy_cells(const S* src, S* dst, int64_t n, bool stream) {
-  using B = std::conditional_t<sizeof(S) == 2, uint16_t, S>;
-  const hn::ScalableTag<B> d;
-  const int64_t L = int64_t(hn::Lanes(d));
+  using B = cell_t<S>;
   const B* from = reinterpret_cast<const B*>(src);
   B* to = reinterpret_cast<B*>(dst);
-  if (n < L) {
+  const hn::ScalableTag<B> d;
+  const int64_t L = int64_t(hn::Lanes(d));
+  if (n >= L) {
+    for (int64_t i = 0; i + L < n; i += L) put(d, hn::LoadU(d, from + i), to + i, stream);
+    put(d, hn::LoadU(d, from + n - L), to + n - L, stream);
+    if (stream) hwy::FlushStream();
+    return;
+  }
+  const hn::CappedTag<B, 16 / sizeof(B)> d16;
+  const int64_t L16 = int64_t(hn::Lanes(d16));
+  if (n < L16) {
     for (int64_t i = 0; i < n; ++i) to[i] = from[i];
     return;
   }
-  for (int64_t i = 0; i + L < n; i += L) put(d, hn::LoadU(d, from + i), to + i, stream);
-  put(d, hn::LoadU(d, from + n - L), to + n - L, stream);
-  if (stream) hwy::FlushStream();
+  for (int64_t i = 0; i + L16 < n; i += L16) hn::StoreU(hn::LoadU(d16, from + i), d16, to + i);
+  hn::StoreU(hn::LoadU(d16, from + n - L16), d16, to + n - L16);
+}
+
+// dst[i] = the pattern `bits` for i in [0, n), by whole vectors that may write up to one vector past n.
+template <class S>
+HWY_INLINE void fill_cells(S* dst, typename std::type_identity<cell_t<S>>::type bits, int64_t n) {
+  using B = cell_t<S>;
+  const hn::ScalableTag<B> d;
+  const int64_t L = int64_t(hn::Lanes(d));
+  for (int64_t i = 0; i < n; i += L) hn::StoreU(hn::Set(d, bits), d, reinterpret_cast<B*>(dst) + i);
 }
 
 // Codes of lanes [i, i + N) as integer lanes of d.
@@ -43,18 +64,88 @@ HWY_INLINE hn::Vec<hn::RebindToSigned<D>> load_codes(D /*d*/, const uint8_t* p) 
   else return hn::PromoteTo(di, hn::PromoteTo(hn::Rebind<int32_t, D>(), hn::LoadU(d8, p)));
 }
 
+// The largest of p[0, n), by 16-byte vectors where n allows (read from the source: loads of bytes just stored in
+// other pieces wait for the stores).
+HWY_INLINE uint8_t largest(const uint8_t* p, int64_t n) {
+  const hn::CappedTag<uint8_t, 16> d;
+  const int64_t L = int64_t(hn::Lanes(d));
+  if (n < L) return *std::max_element(p, p + n);
+  auto top = hn::LoadU(d, p + n - L);
+  for (int64_t i = 0; i + L < n; i += L) top = hn::Max(top, hn::LoadU(d, p + i));
+  return hn::GetLane(hn::MaxOfLanes(d, top));
+}
+
+// Copies the output rows into the padded rows (see K3S2Job), checking on the way that every code names a cell of
+// its window: below 9 where the window is whole, and inside the plane where the plane's edge cuts it.
+template <class S>
+bool pad_rows(const K3S2Job& j) {
+  using C = compute_t<S>;
+  const hn::ScalableTag<C> d;
+  const hn::RebindToSigned<decltype(d)> di;
+  using VI = hn::Vec<decltype(di)>;
+  using TI = hn::TFromD<decltype(di)>;
+  const int64_t N = int64_t(hn::Lanes(d)), OH = j.out_h, OW = j.out_w;
+  S* g = static_cast<S*>(j.g);
+  uint8_t* code = static_cast<uint8_t*>(j.code);
+  const VI eight = hn::Set(di, 8), zero = hn::Zero(di);
+  const VI last_col = hn::Set(di, TI(j.width - 1)), last_row = hn::Set(di, TI(j.height - 1));
+  VI bad = zero;  // all ones in a lane that met a bad code
+  const VI two_lanes = hn::ShiftLeft<1>(hn::Iota(di, 0));
+  for (int64_t r = 0; r < j.rows; ++r) {  // padded row r: output row r - 1
+    S* gr = g + r * j.pitch;
+    uint8_t* cr = code + r * j.pitch;
+    const int64_t oh = r - 1;
+    if (oh < 0 || oh >= OH) {
+      if (!j.margins_set) fill_cells(gr, 0, j.pitch), fill_cells(cr, kK3S2NoCode, j.pitch);
+      continue;
+    }
+    if (!j.margins_set) {
+      fill_cells(gr, 0, 1), cr[0] = kK3S2NoCode;  // (before the row: the vector store writes past the margin)
+      fill_cells(gr + OW + 1, 0, j.pitch - OW - 1), fill_cells(cr + OW + 1, kK3S2NoCode, j.pitch - OW - 1);
+    }
+    copy_cells(static_cast<const S*>(j.dy) + oh * j.dy_row, gr + 1, OW, false);
+    const uint8_t* am = j.am + oh * j.am_row;
+    copy_cells(am, cr + 1, OW, false);
+    if (oh >= j.full_h[0] && oh < j.full_h[1]) {
+      // windows whole along H: codes below 9, and those of the columns whose windows the edges cut, on a cell
+      if (largest(am, OW) > 8) return false;
+      for (int64_t ow = 0; ow < OW; ++ow) {
+        if (ow == j.full_w[0]) ow = std::max(ow, j.full_w[1]);
+        if (ow >= OW) break;
+        const int64_t col = 2 * ow - j.pad_w + cr[1 + ow] % 3;
+        if (cr[1 + ow] > 8 || col < 0 || col >= j.width) return false;
+      }
+      continue;
+    }
+    for (int64_t ow = 0; ow < OW; ow += N) {
+      // tap (jh, jw) = (c * 11 >> 5, c - 3 jh) for c < 9; its cell (2 oh - pad_h + jh, 2 ow - pad_w + jw)
+      const VI c = load_codes(d, ow + N <= OW ? am + ow : cr + 1 + ow);  // (the source where it lasts)
+      const VI jh = hn::ShiftRight<5>(hn::Add(hn::Add(hn::ShiftLeft<3>(c), hn::ShiftLeft<1>(c)), c));
+      const VI jw = hn::Sub(c, hn::Add(hn::ShiftLeft<1>(jh), jh));
+      const VI col = hn::Add(hn::Add(hn::Set(di, TI(2 * ow - j.pad_w)), two_lanes), jw);
+      const VI row = hn::Add(hn::Set(di, TI(2 * oh - j.pad_h)), jh);
+      const auto outside = hn::Or(hn::Or(hn::Lt(col, zero), hn::Gt(col, last_col)),
+                                  hn::Or(hn::Lt(row, zero), hn::Gt(row, last_row)));
+      const auto wrong = hn::And(hn::FirstN(di, size_t(OW - ow)), hn::Or(hn::Gt(c, eight), outside));
+      bad = hn::Or(bad, hn::VecFromMask(di, wrong));
+    }
+  }
+  return hn::AllTrue(di, hn::Eq(bad, zero));
+}
+
 // Cell c of a dx row is u = c + PW of the padded axis, where output m's taps 0, 1, 2 lie at u = 2m, 2m + 1, 2m + 2.
 // A "single" cell (u odd) is tap 1 of one output; a "double" cell (u even) is tap 2 of one output and then tap 0
 // of the next. Rows likewise: a single row is tap row 1 of one output row; a double row, tap row 2 of one and
 // then tap row 0 of the next. Codes are tap row * 3 + tap.
 template <class S, int PH, int PW>
-void k3s2_plane(const K3S2Job& j) {
+bool k3s2_plane(const K3S2Job& j) {
   using C = compute_t<S>;
   const hn::ScalableTag<C> d;
   using V = hn::Vec<decltype(d)>;
   using VI = hn::Vec<hn::RebindToSigned<decltype(d)>>;
   const hn::RebindToSigned<decltype(d)> di;
   const int64_t N = int64_t(hn::Lanes(d)), H = j.height, W = j.width;
+  if (!pad_rows<S>(j)) return false;
   const S* g = static_cast<const S*>(j.g);
   const uint8_t* code = static_cast<const uint8_t*>(j.code);
   S* plane = static_cast<S*>(j.plane);
@@ -93,32 +184,37 @@ void k3s2_plane(const K3S2Job& j) {
   }
   S* dx = static_cast<S*>(j.dx);
   if (j.dx_row == W) {
-    const int64_t L = int64_t(hn::Lanes(hn::ScalableTag<std::conditional_t<sizeof(S) == 2, uint16_t, S>>()));
+    const int64_t L = int64_t(hn::Lanes(hn::ScalableTag<cell_t<S>>()));
     copy_cells(plane, dx, H * W, j.stream && whole_aligned_rows(dx, H * W, H * W, L, int64_t(sizeof(S))));
   } else {
     for (int64_t h = 0; h < H; ++h) copy_cells(plane + h * W, dx + h * j.dx_row, W, false);
   }
+  return true;
 }
 
 template <class S>
-void k3s2_max_backward(const K3S2Job& j) {
+bool k3s2_max_backward(const K3S2Job& j) {
   if (j.pad_h == 0) return j.pad_w == 0 ? k3s2_plane<S, 0, 0>(j) : k3s2_plane<S, 0, 1>(j);
   return j.pad_w == 0 ? k3s2_plane<S, 1, 0>(j) : k3s2_plane<S, 1, 1>(j);
 }
 
-void K3S2MaxBackwardF32(const K3S2Job& j) { k3s2_max_backward<float>(j); }
-void K3S2MaxBackwardF64(const K3S2Job& j) { k3s2_max_backward<double>(j); }
-void K3S2MaxBackwardBF16(const K3S2Job& j) { k3s2_max_backward<bfloat16>(j); }
-void K3S2MaxBackwardF16(const K3S2Job& j) { k3s2_max_backward<float16>(j); }
+bool K3S2MaxBackwardF32(const K3S2Job& j) { return k3s2_max_backward<float>(j); }
+bool K3S2MaxBackwardF64(const K3S2Job& j) { return k3s2_max_backward<double>(j); }
+bool K3S2MaxBackwardBF16(const K3S2Job& j) { return k3s2_max_backward<bfloat16>(j); }
+bool K3S2MaxBackwardF16(const K3S2Job& j) { return k3s2_max_backward<float16>(j); }
 
 }  // namespace poolkit::cpu::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();
 
 #if HWY_ONCE
 namespace poolkit::cpu {
-POOLKIT_KERNEL_DISPATCH(K3S2MaxBackwardF32, k3s2_max_backward_f32, K3S2Job)
-POOLKIT_KERNEL_DISPATCH(K3S2MaxBackwardF64, k3s2_max_backward_f64, K3S2Job)
-POOLKIT_KERNEL_DISPATCH(K3S2MaxBackwardBF16, k3s2_max_backward_bf16, K3S2Job)
-POOLKIT_KERNEL_DISPATCH(K3S2MaxBackwardF16, k3s2_max_backward_f16, K3S2Job)
+HWY_EXPORT(K3S2MaxBackwardF32);
+HWY_EXPORT(K3S2MaxBackwardF64);
+HWY_EXPORT(K3S2MaxBackwardBF16);
+HWY_EXPORT(K3S2MaxBackwardF16);
+bool k3s2_max_backward_f32(const K3S2Job& j) { return HWY_DYNAMIC_DISPATCH(K3S2MaxBackwardF32)(j); }
+bool k3s2_max_backward_f64(const K3S2Job& j) { return HWY_DYNAMIC_DISPATCH(K3S2MaxBackwardF64)(j); }
+bool k3s2_max_backward_bf16(const K3S2Job& j) { return HWY_DYNAMIC_DISPATCH(K3S2MaxBackwardBF16)(j); }
+bool k3s2_max_backward_f16(const K3S2Job& j) { return HWY_DYNAMIC_DISPATCH(K3S2MaxBackwardF16)(j); }
 }  // namespace poolkit::cpu
 #endif
