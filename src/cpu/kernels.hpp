@@ -166,8 +166,7 @@ void accumulate_row_f16(const RowJob& job);
 // first copied to padded rows in `g` (dx's type) and `code`: row R holds output row R - 1, output column m at
 // [R * pitch + m + 1] (-1 <= m <= lanes), and where there is no output (rows -1 and from out_h on, columns -1
 // and from out_w on) code is kK3S2NoCode and g 0; rows R < `rows` = ceil(height / 2) + 2, each buffer with
-// room for 64 elements more; with margins_set, the cells where there is no output are taken as written already
-// (by an earlier call of the same geometry on the same buffers). Each code is checked on the way: below 9, and where the window is not whole (rows
+// room for 64 elements more. Each code is checked on the way: below 9, and where the window is not whole (rows
 // outside full_h, columns outside full_w: [begin, end) ranges of outputs) naming a cell inside the plane; the
 // kernel returns false, having written nothing to dx, when one is not. The dx plane (height x width, rows
 // dx_row elements apart) is made in `plane` (room for (height + 1) * width + 2 * lanes elements), every cell the
@@ -182,7 +181,6 @@ struct K3S2Job {
   void* g = nullptr;
   uint8_t* code = nullptr;
   int64_t pitch = 0, lanes = 0, rows = 0;
-  bool margins_set = false;
   void* plane = nullptr;
   void* dx = nullptr;
   int64_t dx_row = 0, height = 0, width = 0;

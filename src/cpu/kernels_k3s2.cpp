@@ -96,13 +96,11 @@ bool pad_rows(const K3S2Job& j) {
     uint8_t* cr = code + r * j.pitch;
     const int64_t oh = r - 1;
     if (oh < 0 || oh >= OH) {
-      if (!j.margins_set) fill_cells(gr, 0, j.pitch), fill_cells(cr, kK3S2NoCode, j.pitch);
+      fill_cells(gr, 0, j.pitch), fill_cells(cr, kK3S2NoCode, j.pitch);
       continue;
     }
-    if (!j.margins_set) {
-      fill_cells(gr, 0, 1), cr[0] = kK3S2NoCode;  // (before the row: the vector store writes past the margin)
-      fill_cells(gr + OW + 1, 0, j.pitch - OW - 1), fill_cells(cr + OW + 1, kK3S2NoCode, j.pitch - OW - 1);
-    }
+    fill_cells(gr, 0, 1), cr[0] = kK3S2NoCode;  // (before the row: the vector store writes past the margin)
+    fill_cells(gr + OW + 1, 0, j.pitch - OW - 1), fill_cells(cr + OW + 1, kK3S2NoCode, j.pitch - OW - 1);
     copy_cells(static_cast<const S*>(j.dy) + oh * j.dy_row, gr + 1, OW, false);
     const uint8_t* am = j.am + oh * j.am_row;
     copy_cells(am, cr + 1, OW, false);

@@ -470,6 +470,25 @@ TEST_F(CpuFast, Kernel3Stride2BackwardMatchesReference) {
     ASSERT_TRUE(cpu::max_pool_backward(g, dy.view, am.view, x.view, TensorView(wide1.view.data, dt, xs, wide1.view.strides)));
     EXPECT_TRUE(same_bits(wide0, wide1)) << "column slice " << dtype_name(dt);
   }
+  // A refused call (a bad code in the first row) leaves nothing behind for the next call of the same geometry.
+  for (DType dt : dts) {
+    Geometry g = torch_geometry({13, 50}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, false);
+    const Shape xs{1, 2, 13, 50}, ys{1, 2, 7, 25};
+    Buf x = make(dt, xs, Layout::ChannelsFirst, false), dy = make(dt, ys, Layout::ChannelsFirst, false);
+    fill(x.view, rng, false);
+    fill_wide(dy.view, rng);
+    Buf y = make(dt, ys, Layout::ChannelsFirst, false), am = make(DType::u8, ys, Layout::ChannelsFirst, false);
+    ref::max_pool_forward(g, x.view, y.view, am.view);
+    uint8_t* a = static_cast<uint8_t*>(am.view.data);
+    const uint8_t kept = a[3];
+    a[3] = 9;
+    Buf dx0 = make(dt, xs, Layout::ChannelsFirst, false), dx1 = make(dt, xs, Layout::ChannelsFirst, false);
+    EXPECT_FALSE(cpu::max_pool_backward(g, dy.view, am.view, x.view, dx1.view)) << dtype_name(dt);
+    a[3] = kept;
+    ref::max_pool_backward(g, dy.view, am.view, x.view, dx0.view);
+    ASSERT_TRUE(cpu::max_pool_backward(g, dy.view, am.view, x.view, dx1.view));
+    EXPECT_TRUE(same_bits(dx0, dx1)) << "after a refused call " << dtype_name(dt);
+  }
 }
 
 // The fast path declines a backward from this argmax and the public call raises the reference's IndexError.
