@@ -10,7 +10,6 @@
 #include "backward.hpp"
 #include "convert.hpp"
 #include "kernels.hpp"
-#include "local_taps.hpp"
 
 namespace poolkit::cpu {
 namespace {
@@ -19,20 +18,48 @@ constexpr int64_t kMostCodes = 65536;  // the per-code tables' size limit
 
 struct ScatterPlan {
   const Backward& b;
-  LocalTaps taps;
-  std::vector<int64_t> offset;  // per code: its cell's offset in the plane from the window's origin cell
+  int64_t codes;                     // taps of a window: valid codes are below
+  std::vector<int64_t> offset;       // per code: its cell's offset in the plane from the window's origin cell
+  std::vector<uint16_t> jt, jh, jw;  // per code: its taps, checked where the plane's edges cut a window
   int64_t H, W, in_cells;
   bool stream;  // dx's stores past the cache
 
   explicit ScatterPlan(const Backward& bw)
-      : b(bw), taps(bw.tab), H(bw.tab.h.axis.in), W(bw.tab.w.axis.in), stream(bw.dx_big()) {
+      : b(bw), H(bw.tab.h.axis.in), W(bw.tab.w.axis.in), stream(bw.dx_big()) {
     const Axis &A = b.tab.t.axis, &B = b.tab.h.axis, &C = b.tab.w.axis;
+    codes = A.kernel * B.kernel * C.kernel;
     in_cells = A.in * H * W;
-    for (int64_t v = 0; v < taps.codes; ++v)
-      offset.push_back(taps.jt[size_t(v)] * A.step() * H * W + taps.jh[size_t(v)] * B.step() * W +
-                       taps.jw[size_t(v)] * C.step());
+    for (int64_t v = 0; v < codes; ++v) {
+      const int64_t t = v / (B.kernel * C.kernel), h = v / C.kernel % B.kernel, w = v % C.kernel;
+      offset.push_back(t * A.step() * H * W + h * B.step() * W + w * C.step());
+      jt.push_back(uint16_t(t)), jh.push_back(uint16_t(h)), jw.push_back(uint16_t(w));
+    }
   }
 };
+
+// Is every code of output row (ot, oh) a tap of its window? Where the row's windows are whole along T and H, the
+// outputs whose windows are whole along W need only the range check.
+template <class U>
+bool row_valid(const ScatterPlan& p, const U* am, int64_t as, int64_t ot, int64_t oh) {
+  using V = std::make_unsigned_t<U>;
+  const AxisTable &At = p.b.tab.t, &Bt = p.b.tab.h, &Wt = p.b.tab.w;
+  const bool whole = At.first[ot] == 0 && At.last[ot] == At.axis.kernel && Bt.first[oh] == 0 &&
+                     Bt.last[oh] == Bt.axis.kernel;
+  const int64_t lo = whole ? Wt.full_begin : 0, hi = whole ? Wt.full_end : 0, OW = Wt.axis.out;
+  V top = 0;
+  for (int64_t ow = lo; ow < hi; ++ow) top = std::max(top, V(am[ow * as]));  // (read as unsigned: -1 is large)
+  if (hi > lo && uint64_t(top) >= uint64_t(p.codes)) return false;
+  for (int64_t ow = 0; ow < OW; ++ow) {
+    if (ow == lo && hi > lo) ow = hi;
+    if (ow >= OW) break;
+    const V v = V(am[ow * as]);
+    if (uint64_t(v) >= uint64_t(p.codes)) return false;
+    if (p.jt[v] < At.first[ot] || p.jt[v] >= At.last[ot] || p.jh[v] < Bt.first[oh] || p.jh[v] >= Bt.last[oh] ||
+        p.jw[v] < Wt.first[ow] || p.jw[v] >= Wt.last[ow])
+      return false;
+  }
+  return true;
+}
 
 template <class T>
 using sum_t = std::conditional_t<sizeof(T) == 8, double, float>;
@@ -61,7 +88,7 @@ bool plane(const ScatterPlan& p, Scratch<sum_t<T>>& s, int64_t n, int64_t c) {
   const int64_t ys = b.dy.s[4], as = b.am.s[4];
   for (int64_t ot = 0; ot < OT; ++ot)
     for (int64_t oh = 0; oh < OH; ++oh)
-      if (!p.taps.row_valid(b.tab, b.am.at<U>(b.am.offset(n, c, ot, oh, 0)), as, ot, oh)) return false;
+      if (!row_valid(p, b.am.at<U>(b.am.offset(n, c, ot, oh, 0)), as, ot, oh)) return false;
   A* sum = s.sums.data();
   int64_t* cell = s.cell.data();
   const int64_t* offset = p.offset.data();
