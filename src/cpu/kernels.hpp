@@ -5,11 +5,11 @@
 // chosen at run time: kernels_forward-inl.h (instantiated by kernels_forward.cpp and kernels_forward_half.cpp),
 // kernels_backward.cpp (tiled and gather backward, divides, fills, drains, argmax codes), kernels_rows.cpp (the
 // channels-first row backward), kernels_k3s2.cpp (3x3 windows of stride 2) and kernels_narrow.cpp, over the
-// helpers of kernels-inl.h. Max follows PyTorch's rule (replace when greater or NaN: the
-// first maximum and the last NaN win); sums run in window order in the element type, as the reference does, so
-// results are bit-identical to it (up to which payload a sum of two NaN keeps: IEEE 754 leaves that open, and
-// compilers order operands freely). float32 and float64; the forward and the channels-last gather also bfloat16
-// and float16.
+// helpers of kernels-inl.h. Max follows PyTorch's rule (replace when greater or NaN: the first maximum and the
+// last NaN win); sums run in window order in the element type, as the reference does, so results are
+// bit-identical to it (up to which payload a sum of two NaN keeps: IEEE 754 leaves that open, and compilers
+// order operands freely). float32 and float64 everywhere; bfloat16 and float16 (computed in float32) where a
+// kernel's comment says so.
 #include <cstdint>
 
 #include "poolkit/dtype.hpp"
