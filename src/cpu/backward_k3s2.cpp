@@ -51,6 +51,7 @@ bool planes(const Backward& b) {
       else if constexpr (std::is_same_v<T, bfloat16>) ok = k3s2_max_backward_bf16(j);
       else ok = k3s2_max_backward_f16(j);
     }
+    if (staging.size() * sizeof(T) > (size_t(8) << 20)) g = {}, code = {}, staging = {};  // huge planes: not kept
     return ok;
   });
 }
@@ -59,8 +60,10 @@ bool planes(const Backward& b) {
 
 bool k3s2_fits(const Backward& b) {
   const Axis& A = b.tab.t.axis;
+  const int64_t cells = b.tab.h.axis.in * b.tab.w.axis.in;  // (the staging plane, per thread)
   return b.is_max && b.form == IndexForm::U8 && A.in == 1 && A.out == 1 && A.kernel == 1 &&
-         k3s2_axis(b.tab.h.axis) && k3s2_axis(b.tab.w.axis) && b.dx.s[4] == 1 && b.dy.s[4] == 1 && b.am.s[4] == 1;
+         k3s2_axis(b.tab.h.axis) && k3s2_axis(b.tab.w.axis) && b.dx.s[4] == 1 && b.dy.s[4] == 1 &&
+         b.am.s[4] == 1 && cells * b.esize <= (int64_t(64) << 20);
 }
 
 bool k3s2_backward(const Backward& b) {
