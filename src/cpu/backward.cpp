@@ -170,18 +170,32 @@ bool tiled_all_rows(const Backward& b, int64_t G) {
 }  // namespace
 
 // Is every saved argmax of output pixel (n, ot, oh, ow) inside its window? Whole windows need only a range
-// check of the window-local form; the rest decode each value.
+// check of the window-local form; windows cut by the edges decode each of their (up to 256) codes once and look
+// the channels' codes up; the rest decode each value.
 bool pixel_argmax_valid(const Backward& b, int64_t n, int64_t ot, int64_t oh, int64_t ow) {
   const AxisTable &A = b.tab.t, &B = b.tab.h, &W = b.tab.w;
   const int64_t off = b.am.offset(n, 0, ot, oh, ow);
   const char* p = b.am.at<char>(off);
   bool whole = A.first[ot] == 0 && A.last[ot] == A.axis.kernel && B.first[oh] == 0 &&
                B.last[oh] == B.axis.kernel && W.first[ow] == 0 && W.last[ow] == W.axis.kernel;
+  const int64_t cells = A.axis.kernel * B.axis.kernel * W.axis.kernel;
   if (whole && b.form != IndexForm::I64) {
-    int64_t cells = A.axis.kernel * B.axis.kernel * W.axis.kernel;
     return b.form == IndexForm::U8    ? below<uint8_t>(p, b.C, cells)
            : b.form == IndexForm::I16 ? below<int16_t>(p, b.C, cells)
                                       : below<int32_t>(p, b.C, cells);
+  }
+  if (b.form != IndexForm::I64 && cells <= 256) {
+    // (codes read as unsigned: negative ones are past every window)
+    bool accepts[256];
+    for (int64_t v = 0; v < cells; ++v) accepts[v] = local_tap(b, v, ot, oh, ow) >= 0;
+    bool ok = true;
+    for (int64_t c = 0; c < b.C; ++c) {
+      const uint64_t v = b.form == IndexForm::U8    ? reinterpret_cast<const uint8_t*>(p)[c]
+                         : b.form == IndexForm::I16 ? uint16_t(reinterpret_cast<const int16_t*>(p)[c])
+                                                    : uint32_t(reinterpret_cast<const int32_t*>(p)[c]);
+      ok &= v < uint64_t(cells) && accepts[v < uint64_t(cells) ? v : 0];
+    }
+    return ok;
   }
   for (int64_t c = 0; c < b.C; ++c) {
     int64_t v;

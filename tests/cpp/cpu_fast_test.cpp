@@ -502,6 +502,40 @@ void expect_refused(const Geometry& g, const TensorView& dy, const TensorView& a
   }
 }
 
+// Channels-last max backward of 64 channels and more (the gather's byte compares of 64 codes at once, on AVX-512)
+// and the check of border windows' codes by a table: overlapping and strided windows with padding, blocks of 64
+// channels with a tail, every float type, window-local and int64 argmax, gradients whose sums round.
+TEST_F(CpuFast, ChannelsLastGatherOfManyChannelsMatchesReference) {
+  struct Run {
+    int64_t k, s, p, C;
+  };
+  const DType dts[] = {DType::f32, DType::bf16, DType::f16, DType::f64};
+  int i = 0;
+  for (Run r : {Run{3, 2, 1, 64}, Run{3, 1, 1, 130}, Run{2, 1, 0, 64}, Run{3, 2, 0, 128}})
+    for (bool slice : {false, true}) {
+      const DType dt = dts[i++ % 4];
+      Geometry g = torch_geometry({9, 13}, {r.k, r.k}, {r.s, r.s}, {r.p, r.p}, {1, 1}, false);
+      const std::vector<int64_t> out = g.output_size();
+      SCOPED_TRACE("kernel " + std::to_string(r.k) + " stride " + std::to_string(r.s) + " C " + std::to_string(r.C) +
+                   " " + dtype_name(dt) + " slice " + std::to_string(slice));
+      expect_max_and_avg_match(g, dt, Shape{2, r.C, 9, 13}, Shape{2, r.C, out[0], out[1]}, Layout::ChannelsLast,
+                               slice, {DType::u8, DType::i16, DType::i32, DType::i64}, rng, true);
+    }
+  // a border window's code that names a padding tap, or is negative, in the 16- and 32-bit forms
+  Geometry g = torch_geometry({9, 13}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, false);  // 5 x 7 outputs
+  for (DType form : {DType::i16, DType::i32})
+    for (int64_t bad : {int64_t(0), int64_t(-1)}) {
+      SCOPED_TRACE(std::string(dtype_name(form)) + " code " + std::to_string(bad));
+      Buf am = make(form, {1, 70, 5, 7}, Layout::ChannelsLast, false), dy = make(DType::f32, {1, 70, 5, 7}, Layout::ChannelsLast, false);
+      Buf dx = make(DType::f32, {1, 70, 9, 13}, Layout::ChannelsLast, false);
+      for_each_index(am.view.shape, [&](const int64_t* at) { set(am.view, at, 4.0); });  // the centre: in every window
+      const int64_t at[4] = {0, 65, 0, 3};  // output (0, 3): tap row 0 lies in the padding
+      set(am.view, at, double(bad));
+      fill(dy.view, rng, false);
+      expect_refused(g, dy.view, am.view, dx.view);
+    }
+}
+
 // A flat (int64) argmax naming a cell of the plane that is not in its window, or no cell at all, is refused too
 // (it goes through the conversion to window-local codes first), for tiled and overlapping windows.
 // Every output streamed past the cache (the threshold lowered to nothing): forward rows whose vector stores are
