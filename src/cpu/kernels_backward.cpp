@@ -151,21 +151,24 @@ void gather_backward(const GatherJob& j) {
       for (int v = 0; v < U; ++v) sum[v] = hn::Zero(d);
 #if HWY_TARGET <= HWY_AVX3
       // one-byte codes of four float vectors: one compare of 64 bytes, whose mask bits serve the four in turn
-      if constexpr (kMax && kForm == IndexForm::U8 && sizeof(T) == 4 && U == 4) {
-        const hn::ScalableTag<uint8_t> d8;
-        static_assert(hn::MaxLanes(d8) == 4 * hn::MaxLanes(hn::ScalableTag<T>()));
-        for (int r = 0; r < j.nrows; ++r)
-          for (int64_t x = x0; x < x1; ++x) {
-            const SIn* g = dy(r, x) + c;
-            const auto hit = hn::Eq(hn::LoadU(d8, reinterpret_cast<const uint8_t*>(am(r, x)) + c),
-                                    hn::Set(d8, uint8_t(code(r, x))));
-            for (int v = 0; v < U; ++v) {
-              const hn::Mask<hn::ScalableTag<T>> m{static_cast<__mmask16>(hit.raw >> (16 * v))};
-              sum[v] = hn::IfThenElse(m, hn::Add(sum[v], load_lanes<kUnit>(d, g, v * N)), sum[v]);
+      // (two conditions: the outer one is decided where the kernel is instantiated, the inner one per call)
+      if constexpr (kMax && kForm == IndexForm::U8 && sizeof(T) == 4) {
+        if constexpr (U == 4) {
+          const hn::ScalableTag<uint8_t> d8;
+          static_assert(hn::MaxLanes(d8) == 4 * hn::MaxLanes(hn::ScalableTag<T>()));
+          for (int r = 0; r < j.nrows; ++r)
+            for (int64_t x = x0; x < x1; ++x) {
+              const SIn* g = dy(r, x) + c;
+              const auto hit = hn::Eq(hn::LoadU(d8, reinterpret_cast<const uint8_t*>(am(r, x)) + c),
+                                      hn::Set(d8, uint8_t(code(r, x))));
+              for (int v = 0; v < U; ++v) {
+                const hn::Mask<hn::ScalableTag<T>> m{static_cast<__mmask16>(hit.raw >> (16 * v))};
+                sum[v] = hn::IfThenElse(m, hn::Add(sum[v], load_lanes<kUnit>(d, g, v * N)), sum[v]);
+              }
             }
-          }
-        for (int v = 0; v < U; ++v) put_values(d, sum[v], dx + c + v * N, stream);
-        return;
+          for (int v = 0; v < U; ++v) put_values(d, sum[v], dx + c + v * N, stream);
+          return;
+        }
       }
 #endif
       for (int r = 0; r < j.nrows; ++r)
