@@ -11,6 +11,7 @@
 namespace poolkit::cpu {
 namespace {
 
+// (the last bound holds for every geometry poolkit builds: its last window reads a cell; k3s2_layout counts on it)
 bool k3s2_axis(const Axis& a) {
   return a.kind == AxisKind::Regular && a.kernel == 3 && a.stride == 2 && a.dilation == 1 &&
          (a.pad_lo == 0 || a.pad_lo == 1) && a.out <= (a.in + a.pad_lo + 1) / 2;
@@ -25,13 +26,11 @@ bool planes(const Backward& b) {
   job.full_h[0] = Bt.full_begin, job.full_h[1] = Bt.full_end;
   job.full_w[0] = Wt.full_begin, job.full_w[1] = Wt.full_end;
   job.height = Bt.axis.in, job.width = Wt.axis.in;
-  job.lanes = ((job.width + 1) / 2 + kK3S2Lanes - 1) / kK3S2Lanes * kK3S2Lanes;
-  job.pitch = job.lanes + 2;
-  job.rows = (job.height + 1) / 2 + 2;
+  k3s2_layout(job);
   job.dx_row = b.dx.s[3];
   job.pad_h = Bt.axis.pad_lo, job.pad_w = Wt.axis.pad_lo;
   job.stream = b.dx_big();
-  const size_t padded = size_t(job.rows * job.pitch + 64), plane = size_t((job.height + 1) * job.width + 2 * job.lanes);
+  const size_t padded = size_t(k3s2_padded_size(job)), plane = size_t(k3s2_plane_size(job));
   const int64_t planes = b.N * b.C, per_plane = b.work / std::max<int64_t>(1, planes);
   const int64_t chunk = std::max<int64_t>(1, 4096 / std::max<int64_t>(1, per_plane));  // small planes go together
   return parallel_for((planes + chunk - 1) / chunk, b.work, [&](int64_t task) {

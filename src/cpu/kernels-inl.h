@@ -187,6 +187,28 @@ HWY_INLINE hn::Vec<D> load_lanes(D d, const S* p, int64_t k) {
   }
 }
 
+// Argmax lanes [c, c + N) widened to the signed lane type of the values: U8, I16, I32 for 4-byte lanes; U8, I32,
+// I64 for 8-byte lanes.
+template <class DI>
+HWY_INLINE hn::Vec<DI> load_argmax(DI di, IndexForm form, const void* p, int64_t c) {
+  using TI = hn::TFromD<DI>;
+  const hn::Rebind<uint8_t, DI> d8;
+  if constexpr (sizeof(TI) == 4) {
+    switch (form) {
+      case IndexForm::U8: return hn::PromoteTo(di, hn::LoadU(d8, static_cast<const uint8_t*>(p) + c));
+      case IndexForm::I16: return hn::PromoteTo(di, hn::LoadU(hn::Rebind<int16_t, DI>(), static_cast<const int16_t*>(p) + c));
+      default: return hn::LoadU(di, static_cast<const int32_t*>(p) + c);
+    }
+  } else {
+    const hn::Rebind<int32_t, DI> d32;
+    switch (form) {
+      case IndexForm::U8: return hn::PromoteTo(di, hn::PromoteTo(d32, hn::LoadU(d8, static_cast<const uint8_t*>(p) + c)));
+      case IndexForm::I32: return hn::PromoteTo(di, hn::LoadU(d32, static_cast<const int32_t*>(p) + c));
+      default: return hn::LoadU(di, static_cast<const int64_t*>(p) + c);
+    }
+  }
+}
+
 // Where the U vectors from cell a start: N apart, but none past `end` - N (those overlap the ones before and
 // give their cells the same sums again).
 template <class D>

@@ -163,16 +163,14 @@ void accumulate_row_f16(const RowJob& job);
 // Max backward of windows of 3 taps, stride 2 and dilation 1 along H and W (pad_h, pad_w: 0 or 1 before each
 // axis) over one channels-first plane, from a window-local argmax in bytes (jh * 3 + jw), vectorised along the
 // output columns. The out_h x out_w outputs (dy, am: rows dy_row / am_row elements apart, columns contiguous) are
-// first copied to padded rows in `g` (dx's type) and `code`: row R holds output row R - 1, output column m at
-// [R * pitch + m + 1] (-1 <= m <= lanes), and where there is no output (rows -1 and from out_h on, columns -1
-// and from out_w on) code is kK3S2NoCode and g 0; rows R < `rows` = ceil(height / 2) + 2, each buffer with
-// room for 64 elements more. Each code is checked on the way: below 9, and where the window is not whole (rows
-// outside full_h, columns outside full_w: [begin, end) ranges of outputs) naming a cell inside the plane; the
-// kernel returns false, having written nothing to dx, when one is not. The dx plane (height x width, rows
-// dx_row elements apart) is made in `plane` (room for (height + 1) * width + 2 * lanes elements), every cell the
-// sum from +0 of its terms in increasing output order, then copied to dx (streamed past the cache with `stream`
-// where dx's rows are back to back and its vectors whole and aligned). lanes: ceil(width / 2) rounded up to
-// kK3S2Lanes.
+// first copied to padded rows in `g` (dx's type) and `code` (layout: k3s2_layout): row R holds output row R - 1,
+// output column m at [R * pitch + m + 1] (-1 <= m <= lanes), and where there is no output (rows -1 and from
+// out_h on, columns -1 and from out_w on) code is kK3S2NoCode and g 0. Each code is checked on the way: below 9,
+// and where the window is not whole (rows outside full_h, columns outside full_w: [begin, end) ranges of
+// outputs) naming a cell inside the plane; the kernel returns false, having written nothing to dx, when one is
+// not. The dx plane (height x width, rows dx_row elements apart) is made in `plane`, every cell the sum from +0
+// of its terms in increasing output order, then copied to dx (streamed past the cache with `stream` where dx's
+// rows are back to back and its vectors whole and aligned).
 struct K3S2Job {
   const void* dy = nullptr;
   const uint8_t* am = nullptr;
@@ -189,6 +187,17 @@ struct K3S2Job {
 };
 constexpr int64_t kK3S2Lanes = 16;  // the widest vector of float32
 constexpr uint8_t kK3S2NoCode = 255;
+// The buffers' layout for j.height x j.width (sets lanes, pitch, rows); what g / code and plane must hold, in
+// elements. Rows of output columns up to ceil(width / 2) + 1 (the geometry's last window starts inside the
+// padded input), and of ceil(height / 2) + 2 output rows; the plane has room for one row and two vectors of
+// columns past its end (a row's last vector spills over).
+inline void k3s2_layout(K3S2Job& j) {
+  j.lanes = ((j.width + 1) / 2 + kK3S2Lanes - 1) / kK3S2Lanes * kK3S2Lanes;
+  j.pitch = j.lanes + 2;
+  j.rows = (j.height + 1) / 2 + 2;
+}
+inline int64_t k3s2_padded_size(const K3S2Job& j) { return j.rows * j.pitch + 64; }  // (vector stores past a row)
+inline int64_t k3s2_plane_size(const K3S2Job& j) { return (j.height + 1) * j.width + 2 * j.lanes; }
 bool k3s2_max_backward_f32(const K3S2Job& job);
 bool k3s2_max_backward_f64(const K3S2Job& job);
 bool k3s2_max_backward_bf16(const K3S2Job& job);

@@ -17,23 +17,6 @@ HWY_BEFORE_NAMESPACE();
 namespace poolkit::cpu::HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
-// Argmax lanes widened to the signed lane type of the values (callers keep to the forms each width supports).
-template <class DI>
-HWY_INLINE hn::Vec<DI> load_argmax(DI di, IndexForm form, const void* p, int64_t c) {
-  using TI = hn::TFromD<DI>;
-  if constexpr (sizeof(TI) == 4) {
-    switch (form) {
-      case IndexForm::U8: return hn::PromoteTo(di, hn::LoadU(hn::Rebind<uint8_t, DI>(), static_cast<const uint8_t*>(p) + c));
-      case IndexForm::I16: return hn::PromoteTo(di, hn::LoadU(hn::Rebind<int16_t, DI>(), static_cast<const int16_t*>(p) + c));
-      default: return hn::LoadU(di, static_cast<const int32_t*>(p) + c);
-    }
-  } else {
-    if (form == IndexForm::I32)
-      return hn::PromoteTo(di, hn::LoadU(hn::Rebind<int32_t, DI>(), static_cast<const int32_t*>(p) + c));
-    return hn::LoadU(di, static_cast<const int64_t*>(p) + c);
-  }
-}
-
 template <class D, class V>
 HWY_INLINE void store_taps(D d, int64_t s, int64_t group, const V* t, hn::TFromD<D>* out) {
   (void)group;

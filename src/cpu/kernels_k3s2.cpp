@@ -55,15 +55,6 @@ HWY_INLINE void fill_cells(S* dst, typename std::type_identity<cell_t<S>>::type 
   for (int64_t i = 0; i < n; i += L) hn::StoreU(hn::Set(d, bits), d, reinterpret_cast<B*>(dst) + i);
 }
 
-// Codes of lanes [i, i + N) as integer lanes of d.
-template <class D>
-HWY_INLINE hn::Vec<hn::RebindToSigned<D>> load_codes(D /*d*/, const uint8_t* p) {
-  const hn::RebindToSigned<D> di;
-  const hn::Rebind<uint8_t, D> d8;
-  if constexpr (sizeof(hn::TFromD<D>) == 4) return hn::BitCast(di, hn::PromoteTo(hn::RebindToUnsigned<D>(), hn::LoadU(d8, p)));
-  else return hn::PromoteTo(di, hn::PromoteTo(hn::Rebind<int32_t, D>(), hn::LoadU(d8, p)));
-}
-
 // The largest of p[0, n), by 16-byte vectors where n allows (read from the source: loads of bytes just stored in
 // other pieces wait for the stores).
 HWY_INLINE uint8_t largest(const uint8_t* p, int64_t n) {
@@ -117,7 +108,7 @@ bool pad_rows(const K3S2Job& j) {
     }
     for (int64_t ow = 0; ow < OW; ow += N) {
       // tap (jh, jw) = (c * 11 >> 5, c - 3 jh) for c < 9; its cell (2 oh - pad_h + jh, 2 ow - pad_w + jw)
-      const VI c = load_codes(d, ow + N <= OW ? am + ow : cr + 1 + ow);  // (the source where it lasts)
+      const VI c = load_argmax(di, IndexForm::U8, ow + N <= OW ? am : cr + 1, ow);  // (the source where it lasts)
       const VI jh = hn::ShiftRight<5>(hn::Add(hn::Add(hn::ShiftLeft<3>(c), hn::ShiftLeft<1>(c)), c));
       const VI jw = hn::Sub(c, hn::Add(hn::ShiftLeft<1>(jh), jh));
       const VI col = hn::Add(hn::Add(hn::Set(di, TI(2 * ow - j.pad_w)), two_lanes), jw);
@@ -159,8 +150,9 @@ bool k3s2_plane(const K3S2Job& j) {
     for (int64_t m = j.lanes - N; m >= 0; m -= N) {
       // lane m of a row at index m + 1: the double cells' outputs at i and i + 1, the single cells' at m + 1
       const int64_t i = m + PW;
-      const VI a0 = load_codes(d, code + ra + i), a1 = load_codes(d, code + ra + i + 1);
-      const VI b0 = load_codes(d, code + rb + i), b1 = load_codes(d, code + rb + i + 1);
+      constexpr IndexForm U8 = IndexForm::U8;
+      const VI a0 = load_argmax(di, U8, code, ra + i), a1 = load_argmax(di, U8, code, ra + i + 1);
+      const VI b0 = load_argmax(di, U8, code, rb + i), b1 = load_argmax(di, U8, code, rb + i + 1);
       const V ga0 = load_lanes<kUnit>(d, g + ra + i, 0), ga1 = load_lanes<kUnit>(d, g + ra + i + 1, 0);
       const V gb0 = load_lanes<kUnit>(d, g + rb + i, 0), gb1 = load_lanes<kUnit>(d, g + rb + i + 1, 0);
       const VI c0 = PH == 0 ? b0 : a0, c1 = PH == 0 ? b1 : a1;  // output row n
