@@ -22,7 +22,7 @@ template <class S> using cell_t = std::conditional_t<sizeof(S) == 2, uint16_t, S
 
 // dst[i] = src[i] for i < n by whole vectors (the last one overlapping the one before where n is not a multiple;
 // 16-byte vectors where n is short), streamed past the cache with `stream` (dst aligned to the vector, n a
-// multiple of it).
+// multiple of it; the caller fences once after the last).
 template <class S>
 HWY_INLINE void copy_cells(const S* src, S* dst, int64_t n, bool stream) {
   using B = cell_t<S>;
@@ -33,7 +33,6 @@ HWY_INLINE void copy_cells(const S* src, S* dst, int64_t n, bool stream) {
   if (n >= L) {
     for (int64_t i = 0; i + L < n; i += L) put(d, hn::LoadU(d, from + i), to + i, stream);
     put(d, hn::LoadU(d, from + n - L), to + n - L, stream);
-    if (stream) hwy::FlushStream();
     return;
   }
   const hn::CappedTag<B, 16 / sizeof(B)> d16;
@@ -140,6 +139,13 @@ bool k3s2_plane(const K3S2Job& j) {
   S* plane = static_cast<S*>(j.plane);
   const V zero = hn::Zero(d);
   auto pick = [&](VI c, int tap, V v) { return hn::IfThenElseZero(hn::RebindMask(d, hn::Eq(c, hn::Set(di, tap))), v); };
+  // A contiguous dx takes the plane's final rows after each pair of rows (streaming stores spread over the
+  // work rather than in one burst at the end); a strided one, row by row at the end.
+  S* dx = static_cast<S*>(j.dx);
+  const bool whole = j.dx_row == W;
+  const int64_t L = int64_t(hn::Lanes(hn::ScalableTag<cell_t<S>>()));
+  const bool stream = whole && j.stream && whole_aligned_rows(dx, H * W, H * W, L, int64_t(sizeof(S)));
+  int64_t copied = 0;
   for (int64_t n = 0, h = 0; h < H; ++n, h += 2) {
     // padded rows a (output row n - 1 + PH) and b (the next); the single row reads output row n
     const int64_t ra = (n + PH) * j.pitch, rb = ra + j.pitch;
@@ -171,11 +177,13 @@ bool k3s2_plane(const K3S2Job& j) {
       if constexpr (PH == 0) put(double_row, ds, dd), put(single_row, ss, sd);
       else put(single_row, ss, sd), put(double_row, ds, dd);
     }
+    // rows below h + 2 are final (the spill of row h + 1 lands in rows its own stores overwrite later)
+    const int64_t ready = std::min(H, h + 2) * W, upto = ready == H * W ? ready : ready / (4 * L) * (4 * L);
+    if (whole && upto - copied >= 4 * L) copy_cells(plane + copied, dx + copied, upto - copied, stream), copied = upto;
   }
-  S* dx = static_cast<S*>(j.dx);
-  if (j.dx_row == W) {
-    const int64_t L = int64_t(hn::Lanes(hn::ScalableTag<cell_t<S>>()));
-    copy_cells(plane, dx, H * W, j.stream && whole_aligned_rows(dx, H * W, H * W, L, int64_t(sizeof(S))));
+  if (whole) {
+    if (copied < H * W) copy_cells(plane + copied, dx + copied, H * W - copied, stream);
+    if (stream) hwy::FlushStream();
   } else {
     for (int64_t h = 0; h < H; ++h) copy_cells(plane + h * W, dx + h * j.dx_row, W, false);
   }
