@@ -10,6 +10,8 @@
 
 #include <hwy/highway.h>
 
+#include "src/cpu/cpu_features.hpp"
+
 HWY_BEFORE_NAMESPACE();
 namespace poolkit::cpu::HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
@@ -56,6 +58,41 @@ HWY_INLINE hn::Vec<hn::RebindToSigned<DF>> narrow_lanes(DF df, hn::Vec<DF> v, bo
                                            hn::IfThenElse(hn::Lt(a, hn::Set(di, 0x38800000)), tiny, normal),
                                            hn::Set(di, 0x7c00)));
   return hn::Or(sign, mag);
+}
+
+// bfloat16 rounded by VCVTNEPS2BF16 where the CPU has AVX512_BF16 (cpu_bf16_insn): one instruction for the
+// dozen of narrow_lanes. It rounds to nearest even and quiets NaN as dtype.hpp, but flushes denormals to zero, so
+// a vector holding one (fpclass category 0x20) is left to narrow_lanes: false, `out` untouched.
+#undef POOLKIT_BF16_INSN  // this file is compiled once per target
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3 && (defined(__GNUC__) || defined(__clang__))
+#define POOLKIT_BF16_INSN 1
+template <class DF>
+HWY_INLINE bool bf16_by_insn(DF, hn::Vec<DF> v, hn::Vec<hn::Rebind<uint16_t, DF>>& out) {
+  if (!cpu_bf16_insn) return false;
+  constexpr size_t kBytes = sizeof(v.raw);
+  if constexpr (kBytes == 64) {
+    if (_mm512_fpclass_ps_mask(v.raw, 0x20)) return false;
+  } else if constexpr (kBytes == 32) {
+    if (_mm256_fpclass_ps_mask(v.raw, 0x20)) return false;
+  } else {
+    if (_mm_fpclass_ps_mask(v.raw, 0x20)) return false;  // (lanes past a partial vector's end may only say no)
+  }
+  asm("vcvtneps2bf16 %1, %0" : "=v"(out.raw) : "v"(v.raw));
+  return true;
+}
+#else
+#define POOLKIT_BF16_INSN 0
+#endif
+
+// float to 16-bit patterns in 16-bit lanes, as narrow_lanes.
+template <class DF>
+HWY_INLINE hn::Vec<hn::Rebind<uint16_t, DF>> narrow16(DF df, hn::Vec<DF> v, bool bf) {
+  const hn::Rebind<uint16_t, DF> d16;
+#if POOLKIT_BF16_INSN
+  hn::Vec<decltype(d16)> r;
+  if (bf && bf16_by_insn(df, v, r)) return r;
+#endif
+  return hn::DemoteTo(d16, narrow_lanes(df, v, bf));
 }
 
 }  // namespace poolkit::cpu::HWY_NAMESPACE

@@ -48,7 +48,7 @@ void Narrow(DType to, const float* src, void* vdst, int64_t n) {
   const int64_t N = int64_t(hn::Lanes(df));
   const bool bf = to == DType::bf16;
   int64_t i = 0;
-  for (; i + N <= n; i += N) hn::StoreU(hn::DemoteTo(d16, narrow_lanes(df, hn::LoadU(df, src + i), bf)), d16, dst + i);
+  for (; i + N <= n; i += N) hn::StoreU(narrow16(df, hn::LoadU(df, src + i), bf), d16, dst + i);
   bf ? narrow_scalar<bfloat16>(src + i, dst + i, n - i) : narrow_scalar<float16>(src + i, dst + i, n - i);
 }
 

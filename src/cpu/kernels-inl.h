@@ -91,8 +91,11 @@ template <class S> constexpr bool kBF16 = std::is_same_v<S, bfloat16>;
 template <class S, class D>
 HWY_INLINE hn::Vec<hn::Rebind<uint16_t, D>> bits16(D d, hn::Vec<D> v) {
   const hn::Rebind<uint16_t, D> d16;
-  if constexpr (!kBF16<S> && POOLKIT_F16C) return hn::BitCast(d16, hn::DemoteTo(hn::Rebind<hwy::float16_t, D>(), v));
-  else return hn::DemoteTo(d16, narrow_lanes(d, v, kBF16<S>));
+  if constexpr (!kBF16<S> && POOLKIT_F16C) {
+    return hn::BitCast(d16, hn::DemoteTo(hn::Rebind<hwy::float16_t, D>(), v));
+  } else {
+    return narrow16(d, v, kBF16<S>);
+  }
 }
 
 template <class D, class S>
@@ -126,8 +129,17 @@ HWY_INLINE void put_values(D d, hn::Vec<D> v, S* p, bool stream) {
 template <class S, class D>
 HWY_INLINE hn::Vec<hn::RebindToUnsigned<D>> bits16_in_32(D d, hn::Vec<D> v) {
   const hn::RebindToUnsigned<D> du;
-  if constexpr (!kBF16<S> && POOLKIT_F16C) return hn::PromoteTo(du, bits16<S>(d, v));
-  else return hn::BitCast(du, narrow_lanes(d, v, kBF16<S>));
+  if constexpr (!kBF16<S> && POOLKIT_F16C) {
+    return hn::PromoteTo(du, bits16<S>(d, v));
+  } else {
+#if POOLKIT_BF16_INSN
+    if constexpr (kBF16<S>) {
+      hn::Vec<hn::Rebind<uint16_t, D>> r;
+      if (bf16_by_insn(d, v, r)) return hn::PromoteTo(du, r);
+    }
+#endif
+    return hn::BitCast(du, narrow_lanes(d, v, kBF16<S>));
+  }
 }
 
 // a[0], b[0], a[1], b[1], ... from p on (16-bit: each pair one 32-bit lane, little-endian)

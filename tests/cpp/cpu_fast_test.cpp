@@ -8,6 +8,7 @@
 
 #include "backends.hpp"
 #include "cpu/common.hpp"
+#include "cpu/cpu_features.hpp"
 #include "test_util.hpp"
 
 namespace poolkit::test {
@@ -111,11 +112,21 @@ void fill_wide(const TensorView& t, std::mt19937_64& rng) {
   for_each_index(t.shape, [&](const int64_t* i) { set(t, i, p(rng) == 0 ? -0.0 : std::ldexp(1 + m(rng) / 128.0, e(rng))); });
 }
 
+// Values whose float32 sums and averages are denormal: 2^-140 to 2^-124, some -0 (bfloat16 rounds them as
+// float32 does; the AVX512_BF16 conversion would flush them to zero).
+void fill_tiny(const TensorView& t, std::mt19937_64& rng) {
+  std::uniform_int_distribution<int> m(-64, 64), e(-140, -124), p(0, 30);
+  for_each_index(t.shape, [&](const int64_t* i) { set(t, i, p(rng) == 0 ? -0.0 : std::ldexp(1 + m(rng) / 128.0, e(rng))); });
+}
+
+enum class Values { Plain, WideDy, Tiny };
+
 void expect_max_and_avg_match(const Geometry& g, DType dt, const Shape& xs, const Shape& ys, Layout lay, bool slice,
-                              std::initializer_list<DType> forms, std::mt19937_64& rng, bool wide_dy = false) {
+                              std::initializer_list<DType> forms, std::mt19937_64& rng, Values values = Values::Plain) {
   Buf x = make(dt, xs, lay, slice), dy = make(dt, ys, lay, slice);
-  fill(x.view, rng, true);
-  wide_dy ? fill_wide(dy.view, rng) : fill(dy.view, rng, false);
+  values == Values::Tiny ? fill_tiny(x.view, rng) : fill(x.view, rng, true);
+  if (values == Values::Plain) fill(dy.view, rng, false);
+  else values == Values::Tiny ? fill_tiny(dy.view, rng) : fill_wide(dy.view, rng);
   for (DType form : forms) {
     Buf y0 = make(dt, ys, lay, slice), y1 = make(dt, ys, lay, slice);
     Buf a0 = make(form, ys, lay, slice), a1 = make(form, ys, lay, slice);
@@ -431,7 +442,8 @@ TEST_F(CpuFast, Kernel3Stride2BackwardMatchesReference) {
                          " slice " + std::to_string(slice));
             const Shape xs{2, 3, H, W}, ys{2, 3, out[0], out[1]};
             expect_max_and_avg_match(g, dt, xs, ys, Layout::ChannelsFirst, slice,
-                                     {DType::u8, DType::i16, DType::i32, DType::i64}, rng, runs % 2 == 0);
+                                     {DType::u8, DType::i16, DType::i32, DType::i64}, rng,
+                                     runs % 2 == 0 ? Values::WideDy : Values::Plain);
             // Peaks of random heights on the cells that up to four windows share (c + pad even on both axes): a
             // peak above its neighbours takes four terms, whose sum in another order rounds differently.
             Buf x = make(dt, xs, Layout::ChannelsFirst, slice), dy = make(dt, ys, Layout::ChannelsFirst, slice);
@@ -519,7 +531,7 @@ TEST_F(CpuFast, ChannelsLastGatherOfManyChannelsMatchesReference) {
       SCOPED_TRACE("kernel " + std::to_string(r.k) + " stride " + std::to_string(r.s) + " C " + std::to_string(r.C) +
                    " " + dtype_name(dt) + " slice " + std::to_string(slice));
       expect_max_and_avg_match(g, dt, Shape{2, r.C, 9, 13}, Shape{2, r.C, out[0], out[1]}, Layout::ChannelsLast,
-                               slice, {DType::u8, DType::i16, DType::i32, DType::i64}, rng, true);
+                               slice, {DType::u8, DType::i16, DType::i32, DType::i64}, rng, Values::WideDy);
     }
   // a border window's code that names a padding tap, or is negative, in the 16- and 32-bit forms
   Geometry g = torch_geometry({9, 13}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, false);  // 5 x 7 outputs
@@ -534,6 +546,28 @@ TEST_F(CpuFast, ChannelsLastGatherOfManyChannelsMatchesReference) {
       fill(dy.view, rng, false);
       expect_refused(g, dy.view, am.view, dx.view);
     }
+}
+
+// bfloat16 values whose sums and averages are denormal floats, on the kernels that round by the AVX512_BF16
+// instruction where the CPU has it (3x3 stride 2 planes, channels-last gather, tiles, overlapping averages, the
+// row backward, streamed or not), with the instruction and without.
+TEST_F(CpuFast, BFloat16DenormalSumsRoundAsReference) {
+  const bool has = cpu::cpu_bf16_insn;
+  const int64_t saved = cpu::stream_threshold_bytes.load();
+  for (bool insn : {has, false})
+    for (int64_t threshold : {saved, int64_t(0)}) {
+      cpu::cpu_bf16_insn = insn, cpu::stream_threshold_bytes = threshold;
+      for (int64_t k : {2, 3})
+        for (Layout lay : {Layout::ChannelsFirst, Layout::ChannelsLast}) {
+          SCOPED_TRACE("insn " + std::to_string(insn) + " threshold " + std::to_string(threshold) + " kernel " +
+                       std::to_string(k) + " layout " + std::to_string(int(lay)));
+          Geometry g = torch_geometry({24, 64}, {k, k}, {2, 2}, {k - 2, k - 2}, {1, 1}, false);
+          const std::vector<int64_t> out = g.output_size();
+          expect_max_and_avg_match(g, DType::bf16, Shape{2, 33, 24, 64}, Shape{2, 33, out[0], out[1]}, lay, false,
+                                   {DType::u8, DType::i64}, rng, Values::Tiny);
+        }
+    }
+  cpu::cpu_bf16_insn = has, cpu::stream_threshold_bytes = saved;
 }
 
 // A flat (int64) argmax naming a cell of the plane that is not in its window, or no cell at all, is refused too
