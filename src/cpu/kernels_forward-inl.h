@@ -79,30 +79,61 @@ HWY_INLINE int64_t walk_vectors(int64_t N, int64_t vec_end, int ntaps, F&& vecto
 
 // Asks for the input a few rows ahead of a forward job's rows: the rows of one call interleave several input
 // streams (one per tap row), too many for the hardware prefetcher to run far enough ahead on its own. One
-// request per line of each tap row (taps within a line of the one before share its request).
+// request per line of the row's input ranges (the taps' ranges merged) that the row before did not ask for. Long
+// rows (channels-last) whose windows overlap the row before's are left to the hardware prefetcher: asking for
+// them cost 3x3 windows 1.3-1.5x (resnet-stem max, overlap-avg average).
 template <class S>
 class RowPrefetch {
  public:
   explicit RowPrefetch(const ForwardJob& j) : j_(j) {
     if (j.rows <= kAhead) return;  // (small jobs: nothing to ask for)
     const Lanes& l = j.lanes;
-    span_ = int64_t(sizeof(S)) * ((l.count - 1) / l.group * l.lane_stride + l.group);
-    for (int t = 0; t < j.ntaps && nrows_ < kMaxRows; ++t)
-      if (t == 0 || std::abs(j.tap_offset[t] - j.tap_offset[t - 1]) * int64_t(sizeof(S)) >= 64)
-        row_[nrows_++] = j.tap_offset[t] * int64_t(sizeof(S));
+    const int64_t es = int64_t(sizeof(S)), span = es * ((l.count - 1) / l.group * l.lane_stride + l.group);
+    Range taps[kMaxTaps];
+    int n = 0;
+    for (int t = 0; t < j.ntaps && n < kMaxTaps; ++t) taps[n++] = {j.tap_offset[t] * es, j.tap_offset[t] * es + span};
+    std::sort(taps, taps + n, [](const Range& a, const Range& b) { return a.lo < b.lo; });
+    int m = 0;  // merged in place (ranges within a line of each other join)
+    for (int i = 0; i < n; ++i) {
+      if (m > 0 && taps[i].lo <= taps[m - 1].hi + 64) taps[m - 1].hi = std::max(taps[m - 1].hi, taps[i].hi);
+      else taps[m++] = taps[i];
+    }
+    // less the row before's ranges (the same, step bytes lower); both lists sorted and disjoint
+    const int64_t step = j.x_row_step * es;
+    for (int i = 0; i < m && parts_ < kMaxTaps; ++i) {
+      int64_t lo = taps[i].lo;
+      for (int k = 0; k < m && step > 0 && lo < taps[i].hi; ++k) {
+        const int64_t plo = taps[k].lo - step, phi = taps[k].hi - step;
+        if (phi <= lo || plo >= taps[i].hi) continue;
+        if (plo > lo && parts_ < kMaxTaps) part_[parts_++] = {lo, plo};
+        lo = std::max(lo, phi);
+      }
+      if (lo < taps[i].hi && parts_ < kMaxTaps) part_[parts_++] = {lo, taps[i].hi};
+    }
+    int64_t all = 0, fresh = 0;
+    for (int i = 0; i < m; ++i) all += taps[i].hi - taps[i].lo;
+    for (int i = 0; i < parts_; ++i) fresh += part_[i].hi - part_[i].lo;
+    if (span >= kLongRow && fresh < all) parts_ = 0;  // (long rows of overlapping windows)
   }
   void operator()(int64_t row) const {
     if (row + kAhead >= j_.rows) return;
     const char* x = static_cast<const char*>(j_.x) + (row + kAhead) * j_.x_row_step * int64_t(sizeof(S));
-    for (int r = 0; r < nrows_; ++r)
-      for (int64_t b = 0; b < span_; b += 64) prefetch(x + row_[r] + b);
+    for (int r = 0; r < parts_; ++r) {
+      const char* end = x + part_[r].hi;  // (from the first line's start: every line the range touches)
+      for (const char* p = x + part_[r].lo - (reinterpret_cast<uintptr_t>(x + part_[r].lo) & 63); p < end; p += 64)
+        prefetch(p);
+    }
   }
 
  private:
-  static constexpr int kAhead = 4, kMaxRows = 16;
+  struct Range {
+    int64_t lo, hi;  // bytes from the row's input
+  };
+  static constexpr int kAhead = 4, kMaxTaps = 32;
+  static constexpr int64_t kLongRow = 4096;  // bytes
   const ForwardJob& j_;
-  int64_t span_ = 0, row_[kMaxRows] = {};
-  int nrows_ = 0;
+  Range part_[kMaxTaps];  // (not zeroed: jobs of one short row are many, and parts_ says what is set)
+  int parts_ = 0;
 };
 
 // Whether a job's outputs may go out by streaming stores: j.stream, and every vector store of its rows whole and
