@@ -187,6 +187,39 @@ bool blocked_forward(const Forward& f) {
   });
 }
 
+// Max of 3x3 windows of stride 2 (padding 0 or 1) in channels-first 2-D planes, without an index or with the
+// one-byte one: kernels_k3s2_forward.cpp, a plane per task. False where it does not apply or the target has no
+// vector pair loads.
+bool k3s2_forward(const Forward& f, DType dt) {
+  auto fits = [](const Axis& a) {
+    return a.kind == AxisKind::Regular && a.kernel == 3 && a.stride == 2 && a.dilation == 1 && (a.pad_lo == 0 || a.pad_lo == 1);
+  };
+  const Axis &A = f.tab.t.axis, &B = f.tab.h.axis, &W = f.tab.w.axis;
+  if (!f.is_max || (f.form != IndexForm::None && f.form != IndexForm::U8) || A.in != 1 || A.out != 1 ||
+      A.kernel != 1 || !fits(B) || !fits(W) || f.x.s[4] != 1 || f.y.s[4] != 1 || W.out < 16 || W.in < 32)
+    return false;  // (narrower rows: the general kernel's blocks of planes do better than an output at a time)
+  K3S2ForwardJob job;
+  job.x_row = f.x.s[3], job.y_row = f.y.s[3];
+  job.height = B.in, job.width = W.in, job.out_h = B.out, job.out_w = W.out, job.pad_h = B.pad_lo, job.pad_w = W.pad_lo;
+  const size_t keep = size_t(2 * (W.out + 64));
+  return parallel_for(f.N * f.C, f.work, [&](int64_t i) {
+    thread_local std::vector<uint64_t> row_max, row_code;  // 8-byte words: room and alignment for any lane type
+    row_max.resize(keep), row_code.resize(keep);
+    const int64_t n = i / f.C, c = i % f.C;
+    K3S2ForwardJob j = job;
+    j.x = f.x.at<char>(f.x.offset(n, c, 0, 0, 0)), j.y = f.y.at<char>(f.y.offset(n, c, 0, 0, 0));
+    if (i + 1 < f.N * f.C) j.x_next = f.x.at<char>(f.x.offset((i + 1) / f.C, (i + 1) % f.C, 0, 0, 0));
+    j.am = f.am.defined() ? f.am.at<uint8_t>(f.am.offset(n, c, 0, 0, 0)) : nullptr;
+    j.row_max = row_max.data(), j.row_code = row_code.data();
+    switch (dt) {
+      case DType::f32: return k3s2_max_forward_f32(j);
+      case DType::f64: return k3s2_max_forward_f64(j);
+      case DType::bf16: return k3s2_max_forward_bf16(j);
+      default: return k3s2_max_forward_f16(j);
+    }
+  });
+}
+
 bool simd_forward(Forward& f, const TensorView& x, const TensorView& y) {
   const bool f32 = x.dtype == DType::f32, wide = x.dtype == DType::f64;
   if (!f32 && !wide && x.dtype != DType::bf16 && x.dtype != DType::f16) return false;
@@ -214,6 +247,7 @@ bool simd_forward(Forward& f, const TensorView& x, const TensorView& y) {
     xstep = plane_step(f.x, f.N, f.C), ystep = plane_step(f.y, f.N, f.C);
     if (xstep < 0 || ystep < 0)
       outer = f.N, oxs = f.x.s[0], oys = f.y.s[0], planes = f.C, xstep = f.x.s[1], ystep = f.y.s[1];
+    if (k3s2_forward(f, x.dtype)) return true;
     if (blocks_pay(f.tab) && blocked_forward(f)) return true;
   } else if (last) {
     // channels-last: lanes over (W, C) when C is small and a vector load exists for it, or when C fills whole

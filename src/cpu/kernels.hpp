@@ -171,6 +171,26 @@ void accumulate_row_f16(const RowJob& job);
 // not. The dx plane (height x width, rows dx_row elements apart) is made in `plane`, every cell the sum from +0
 // of its terms in increasing output order, then copied to dx (streamed past the cache with `stream` where dx's
 // rows are back to back and its vectors whole and aligned).
+// Max forward of 3x3 windows of stride 2 over a channels-first plane (padding 0 or 1 per axis), with the
+// one-byte window-local argmax or none (kernels_k3s2_forward.cpp): each row's three taps are compared once and
+// the rows then in order (the reference's first maximum and last NaN), the last row's result kept in
+// row_max / row_code for the next output row, which starts on the same input row. False on a target without
+// vector pair loads (the caller takes the general path).
+struct K3S2ForwardJob {
+  const void* x = nullptr;
+  const void* x_next = nullptr;  // the next plane the caller will give, for prefetching (or null)
+  void* y = nullptr;
+  uint8_t* am = nullptr;  // null: no argmax
+  int64_t x_row = 0, y_row = 0;  // elements between rows (the argmax has y's)
+  int64_t height = 0, width = 0, out_h = 0, out_w = 0, pad_h = 0, pad_w = 0;
+  void* row_max = nullptr;   // 2 (out_w + 64) values of the compute type (float, or double)
+  void* row_code = nullptr;  // 2 (out_w + 64) codes in lanes of that width
+};
+bool k3s2_max_forward_f32(const K3S2ForwardJob& j);
+bool k3s2_max_forward_f64(const K3S2ForwardJob& j);
+bool k3s2_max_forward_bf16(const K3S2ForwardJob& j);
+bool k3s2_max_forward_f16(const K3S2ForwardJob& j);
+
 struct K3S2Job {
   const void* dy = nullptr;
   const uint8_t* am = nullptr;

@@ -415,10 +415,11 @@ TEST_F(CpuFast, StreamedRowBackwardMatchesReference) {
   }
 }
 
-// 3x3 windows of stride 2 over channels-first planes (the dedicated backward of backward_k3s2.cpp): widths and
-// heights around its vectors of output columns (16 lanes and less), padding 0 or 1 on each axis, ceil mode,
-// every float type and argmax form, row-sliced views, gradients whose sums round differently in another order;
-// then dx streamed past the cache, and dx a column slice.
+// 3x3 windows of stride 2 over channels-first planes (the dedicated backward of backward_k3s2.cpp, and the
+// forward of kernels_k3s2_forward.cpp for the one-byte argmax and none): widths and heights around their vectors
+// of output columns (16 lanes and less, one vector to several overlapping), padding 0 or 1 on each axis, ceil
+// mode, every float type and argmax form, row-sliced views, gradients whose sums round differently in another
+// order; then dx streamed past the cache, and dx a column slice.
 TEST_F(CpuFast, Kernel3Stride2BackwardMatchesReference) {
   const DType dts[] = {DType::f32, DType::f64, DType::bf16, DType::f16};
   int runs = 0;
@@ -426,7 +427,7 @@ TEST_F(CpuFast, Kernel3Stride2BackwardMatchesReference) {
     for (int64_t pw : {0, 1})
       for (bool ceil : {false, true})
         for (int64_t H : {2, 3, 4, 5, 8})
-          for (int64_t W : {3, 4, 5, 6, 7, 15, 16, 17, 31, 32, 33, 34, 35, 64, 65}) {
+          for (int64_t W : {3, 4, 5, 6, 7, 15, 16, 17, 31, 32, 33, 34, 35, 64, 65, 97}) {
             Geometry g;
             try {
               g = torch_geometry({H, W}, {3, 3}, {2, 2}, {ph, pw}, {1, 1}, ceil);
@@ -458,6 +459,9 @@ TEST_F(CpuFast, Kernel3Stride2BackwardMatchesReference) {
             ref::max_pool_backward(g, dy.view, am.view, x.view, dx0.view);
             ASSERT_TRUE(cpu::max_pool_backward(g, dy.view, am.view, x.view, dx1.view));
             EXPECT_TRUE(same_bits(dx0, dx1)) << "peaks";
+            Buf yn = make(dt, ys, Layout::ChannelsFirst, slice);
+            ASSERT_TRUE(cpu::max_pool_forward(g, x.view, yn.view, TensorView{}));
+            EXPECT_TRUE(same_bits(y, yn)) << "forward without an index";
           }
   EXPECT_GT(runs, 200);
   const int64_t saved = cpu::stream_threshold_bytes.exchange(0);

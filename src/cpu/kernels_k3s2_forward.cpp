@@ -1,0 +1,215 @@
+// Max forward of 3x3 windows of stride 2 over a channels-first plane (see K3S2ForwardJob in kernels.hpp): per
+// vector of outputs and input row, the row's three taps by two "greater or NaN" steps from one pair load, then
+// the window's rows in order by the same rule, which picks the same cell as the reference's scan of all nine in
+// row-major order (the first maximum, the last NaN). An output row reuses the row maxima of the input row the
+// previous output row ended on: 2 new rows, 6 compares and 2 pair loads per vector, where the general row
+// kernel makes 8 compares and 9 pair loads.
+#include "kernels.hpp"
+
+#include <algorithm>
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "src/cpu/kernels_k3s2_forward.cpp"
+#include <hwy/foreach_target.h>  // IWYU pragma: keep
+#include <hwy/highway.h>
+
+#include "src/cpu/kernels-inl.h"
+#include "src/cpu/prefetch.hpp"
+
+HWY_BEFORE_NAMESPACE();
+namespace poolkit::cpu::HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+// Output ow of the plane one tap at a time over the taps inside the plane, in row-major order, without branches
+// on the values (random data mispredicts them) and with the vector conversions of 16-bit types.
+template <class S>
+HWY_INLINE void k3s2_output(const K3S2ForwardJob& j, int64_t oh, int64_t ow) {
+  using C = compute_t<S>;
+  const hn::CappedTag<C, 1> d1;
+  const hn::RebindToSigned<decltype(d1)> di1;
+  using TI = hn::TFromD<decltype(di1)>;
+  const S* x = static_cast<const S*>(j.x);
+  auto best = hn::Zero(d1);
+  auto code = hn::Set(di1, TI(-1));
+  bool first = true;
+  for (int jh = 0; jh < 3; ++jh) {
+    const int64_t r = 2 * oh - j.pad_h + jh;
+    if (r < 0 || r >= j.height) continue;
+    for (int jw = 0; jw < 3; ++jw) {
+      const int64_t c = 2 * ow - j.pad_w + jw;
+      if (c < 0 || c >= j.width) continue;
+      const auto v = load_lanes<kUnit>(d1, x + r * j.x_row + c, 0);
+      const auto here = hn::Set(di1, TI(jh * 3 + jw));
+      if (first) {
+        best = v, code = here, first = false;
+      } else {
+        const auto replace = hn::Or(hn::Gt(v, best), hn::IsNaN(v));
+        best = hn::IfThenElse(replace, v, best);
+        code = hn::IfThenElse(hn::RebindMask(di1, replace), here, code);
+      }
+    }
+  }
+  store_values(d1, best, static_cast<S*>(j.y) + oh * j.y_row + ow);
+  if (j.am) j.am[oh * j.y_row + ow] = uint8_t(hn::GetLane(code));
+}
+
+#if HWY_TARGET != HWY_SCALAR
+// The even and the odd cells of 2N cells from p, widened.
+template <class D, class S>
+HWY_INLINE void load_pairs(D d, const S* p, hn::Vec<D>& even, hn::Vec<D>& odd) {
+  if constexpr (kHalf<S>) {
+    const hn::RebindToUnsigned<D> du;
+    const auto pair = hn::LoadU(du, reinterpret_cast<const uint32_t*>(p));
+    if constexpr (kBF16<S>) {
+      even = hn::BitCast(d, hn::ShiftLeft<16>(pair));
+      odd = hn::BitCast(d, hn::And(pair, hn::Set(du, 0xffff0000u)));
+    } else {
+      const hn::Rebind<uint16_t, D> d16;
+      even = widen16<D, S>(d, hn::TruncateTo(d16, pair));
+      odd = widen16<D, S>(d, hn::TruncateTo(d16, hn::ShiftRight<16>(pair)));
+    }
+  } else {
+    const int64_t N = int64_t(hn::Lanes(d));
+    const auto lo = hn::LoadU(d, p), hi = hn::LoadU(d, p + N);
+    even = hn::ConcatEven(d, hi, lo), odd = hn::ConcatOdd(d, hi, lo);
+  }
+}
+#endif
+
+template <class S>
+bool k3s2_forward(const K3S2ForwardJob& j) {
+#if HWY_TARGET == HWY_SCALAR
+  (void)j;
+  return false;
+#else
+  using C = compute_t<S>;
+  const hn::ScalableTag<C> d;
+  const hn::RebindToSigned<decltype(d)> di;
+  using V = hn::Vec<decltype(d)>;
+  using VI = hn::Vec<decltype(di)>;
+  using TI = hn::TFromD<decltype(di)>;
+  const int64_t N = int64_t(hn::Lanes(d)), H = j.height, W = j.width, OW = j.out_w, pw = j.pad_w;
+  const S* x = static_cast<const S*>(j.x);
+  S* y = static_cast<S*>(j.y);
+  constexpr int64_t kAhead = 4;
+  C* keep = static_cast<C*>(j.row_max);
+  TI* keep_code = static_cast<TI*>(j.row_code);
+  // vectors of outputs [m, m + N), s = 2m - pw: one pair load of cells [s, s + 2N) gives taps 0 and 1, tap 2 is
+  // tap 0 one lane on, and the last lane's is cell s + 2N (absent past the row). At the left edge (s = -1) the
+  // pairs load from cell 0: taps 1 and 2, tap 0 one lane back, absent in lane 0, whose scan starts at tap 1.
+  // Nothing is read outside the row. The last vector overlaps the one before (the same outputs, the same bits);
+  // outputs past it (a last window with fewer than two cells) one at a time.
+  const int64_t hi = std::min(OW - N, (W + pw) / 2 - N);
+  const bool vectors = hi >= 0 && 2 * N <= W;
+  const VI lane = hn::Iota(di, 0);
+  const auto last_lane = hn::Eq(lane, hn::Set(di, TI(N - 1))), lane0 = hn::Eq(lane, hn::Zero(di));
+  const auto down = hn::IndicesFromVec(d, hn::Min(hn::Add(lane, hn::Set(di, TI(1))), hn::Set(di, TI(N - 1))));
+  const auto up = hn::IndicesFromVec(d, hn::Max(hn::Sub(lane, hn::Set(di, TI(1))), hn::Zero(di)));
+  const hn::CappedTag<C, 1> d1;
+  // where v is greater than the maximum so far, or NaN, it and its code replace them
+  auto take = [&](V v, VI c, V& best, VI& code) {
+    const auto replace = hn::Or(hn::Gt(v, best), hn::IsNaN(v));
+    best = hn::IfThenElse(replace, v, best);
+    code = hn::IfThenElse(hn::RebindMask(di, replace), c, code);
+  };
+  auto row_max = [&](const S* row, int64_t m, V& best, VI& code) {
+    const int64_t s = 2 * m - pw;
+    V t0, t1, t2;
+    if (s < 0) {
+      load_pairs(d, row, t1, t2);
+      t0 = hn::IfThenElse(hn::RebindMask(d, lane0), t1, hn::TableLookupLanes(t2, up));
+      code = hn::IfThenElse(lane0, hn::Set(di, TI(1)), hn::Zero(di));
+    } else {
+      load_pairs(d, row + s, t0, t1);
+      code = hn::Zero(di);
+      best = t0;
+      take(t1, hn::Set(di, TI(1)), best, code);
+      t2 = hn::TableLookupLanes(t0, down);
+      if (s + 2 * N < W) {
+        t2 = hn::IfThenElse(hn::RebindMask(d, last_lane), hn::Set(d, hn::GetLane(load_lanes<kUnit>(d1, row + s + 2 * N, 0))), t2);
+        take(t2, hn::Set(di, TI(2)), best, code);
+      } else {  // the last lane's tap 2 lies past the row: that lane leaves it out
+        const auto replace = hn::AndNot(hn::RebindMask(d, last_lane), hn::Or(hn::Gt(t2, best), hn::IsNaN(t2)));
+        best = hn::IfThenElse(replace, t2, best);
+        code = hn::IfThenElse(hn::RebindMask(di, replace), hn::Set(di, TI(2)), code);
+      }
+      return;
+    }
+    best = t0;
+    take(t1, hn::Set(di, TI(1)), best, code);
+    take(t2, hn::Set(di, TI(2)), best, code);
+  };
+  [[maybe_unused]] const hn::Rebind<uint8_t, decltype(di)> d8;
+  for (int64_t oh = 0; oh < j.out_h; ++oh) {
+    const int64_t r0 = 2 * oh - j.pad_h;
+    // the two input rows a few output rows ahead, on into the next plane (the hardware prefetcher, stopping at
+    // each page, left the loads waiting: 2x slower)
+    for (int64_t r = r0 + 2 * kAhead + 1; r < r0 + 2 * kAhead + 3; ++r) {
+      const S* row = r < H ? x + r * j.x_row : j.x_next ? static_cast<const S*>(j.x_next) + (r - H) * j.x_row : nullptr;
+      if (row && r - H < H)
+        for (int64_t b = 0; b < W * int64_t(sizeof(S)); b += 64) prefetch(reinterpret_cast<const char*>(row) + b);
+    }
+    if (!vectors) {
+      for (int64_t ow = 0; ow < OW; ++ow) k3s2_output<S>(j, oh, ow);
+      continue;
+    }
+    for (int64_t ow = hi + N; ow < OW; ++ow) k3s2_output<S>(j, oh, ow);
+    for (int64_t m = 0;; m = std::min(m + N, hi)) {
+      V best = hn::Zero(d);
+      VI code = hn::Zero(di);
+      bool first = true;
+      for (int jh = 0; jh < 3; ++jh) {
+        const int64_t r = r0 + jh;
+        if (r < 0 || r >= H) continue;
+        V v;
+        VI c;
+        // the input row the previous output row ended on, from the half of the buffers it wrote (two halves: the
+        // last vector overlaps the one before, which must not see this row's results)
+        const int64_t from = ((oh + 1) & 1) * (OW + N), to = (oh & 1) * (OW + N);
+        if (jh == 0 && oh > 0) {
+          v = hn::LoadU(d, keep + from + m), c = hn::LoadU(di, keep_code + from + m);
+        } else {
+          row_max(x + r * j.x_row, m, v, c);
+          if (jh == 2) hn::StoreU(v, d, keep + to + m), hn::StoreU(c, di, keep_code + to + m);
+        }
+        c = hn::Add(c, hn::Set(di, TI(3 * jh)));
+        if (first) best = v, code = c, first = false;
+        else take(v, c, best, code);
+      }
+      store_values(d, best, y + oh * j.y_row + m);
+      if (j.am) {
+        if constexpr (sizeof(TI) == 4) {
+          hn::StoreU(hn::DemoteTo(d8, code), d8, j.am + oh * j.y_row + m);
+        } else {  // (no demotion of 64-bit lanes to bytes here)
+          HWY_ALIGN TI lanes[hn::MaxLanes(di)];
+          hn::Store(code, di, lanes);
+          for (int64_t i = 0; i < N; ++i) j.am[oh * j.y_row + m + i] = uint8_t(lanes[i]);
+        }
+      }
+      if (m == hi) break;
+    }
+  }
+  return true;
+#endif
+}
+
+bool K3S2MaxForwardF32(const K3S2ForwardJob& j) { return k3s2_forward<float>(j); }
+bool K3S2MaxForwardF64(const K3S2ForwardJob& j) { return k3s2_forward<double>(j); }
+bool K3S2MaxForwardBF16(const K3S2ForwardJob& j) { return k3s2_forward<bfloat16>(j); }
+bool K3S2MaxForwardF16(const K3S2ForwardJob& j) { return k3s2_forward<float16>(j); }
+
+}  // namespace poolkit::cpu::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace poolkit::cpu {
+HWY_EXPORT(K3S2MaxForwardF32);
+HWY_EXPORT(K3S2MaxForwardF64);
+HWY_EXPORT(K3S2MaxForwardBF16);
+HWY_EXPORT(K3S2MaxForwardF16);
+bool k3s2_max_forward_f32(const K3S2ForwardJob& j) { return HWY_DYNAMIC_DISPATCH(K3S2MaxForwardF32)(j); }
+bool k3s2_max_forward_f64(const K3S2ForwardJob& j) { return HWY_DYNAMIC_DISPATCH(K3S2MaxForwardF64)(j); }
+bool k3s2_max_forward_bf16(const K3S2ForwardJob& j) { return HWY_DYNAMIC_DISPATCH(K3S2MaxForwardBF16)(j); }
+bool k3s2_max_forward_f16(const K3S2ForwardJob& j) { return HWY_DYNAMIC_DISPATCH(K3S2MaxForwardF16)(j); }
+}  // namespace poolkit::cpu
+#endif
