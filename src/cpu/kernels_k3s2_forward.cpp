@@ -107,8 +107,10 @@ bool k3s2_forward(const K3S2ForwardJob& j) {
   const auto up = hn::IndicesFromVec(d, hn::Max(hn::Sub(lane, hn::Set(di, TI(1))), hn::Zero(di)));
   const hn::CappedTag<C, 1> d1;
   // where v is greater than the maximum so far, or NaN, it and its code replace them
-  auto take = [&](V v, VI c, V& best, VI& code) {
-    const auto replace = hn::Or(hn::Gt(v, best), hn::IsNaN(v));
+  // (lanes outside `in` keep theirs: a tap past the row)
+  const auto all = hn::Eq(lane, lane);
+  auto take = [&](V v, VI c, V& best, VI& code, decltype(all) in) {
+    const auto replace = hn::And(hn::RebindMask(d, in), hn::Or(hn::Gt(v, best), hn::IsNaN(v)));
     best = hn::IfThenElse(replace, v, best);
     code = hn::IfThenElse(hn::RebindMask(di, replace), c, code);
   };
@@ -123,21 +125,17 @@ bool k3s2_forward(const K3S2ForwardJob& j) {
       load_pairs(d, row + s, t0, t1);
       code = hn::Zero(di);
       best = t0;
-      take(t1, hn::Set(di, TI(1)), best, code);
+      take(t1, hn::Set(di, TI(1)), best, code, all);
       t2 = hn::TableLookupLanes(t0, down);
-      if (s + 2 * N < W) {
+      const bool inside = s + 2 * N < W;  // else the last lane's tap 2 lies past the row: that lane leaves it out
+      if (inside)
         t2 = hn::IfThenElse(hn::RebindMask(d, last_lane), hn::Set(d, hn::GetLane(load_lanes<kUnit>(d1, row + s + 2 * N, 0))), t2);
-        take(t2, hn::Set(di, TI(2)), best, code);
-      } else {  // the last lane's tap 2 lies past the row: that lane leaves it out
-        const auto replace = hn::AndNot(hn::RebindMask(d, last_lane), hn::Or(hn::Gt(t2, best), hn::IsNaN(t2)));
-        best = hn::IfThenElse(replace, t2, best);
-        code = hn::IfThenElse(hn::RebindMask(di, replace), hn::Set(di, TI(2)), code);
-      }
+      take(t2, hn::Set(di, TI(2)), best, code, inside ? all : hn::Not(last_lane));
       return;
     }
     best = t0;
-    take(t1, hn::Set(di, TI(1)), best, code);
-    take(t2, hn::Set(di, TI(2)), best, code);
+    take(t1, hn::Set(di, TI(1)), best, code, all);
+    take(t2, hn::Set(di, TI(2)), best, code, all);
   };
   [[maybe_unused]] const hn::Rebind<uint8_t, decltype(di)> d8;
   for (int64_t oh = 0; oh < j.out_h; ++oh) {
@@ -174,7 +172,7 @@ bool k3s2_forward(const K3S2ForwardJob& j) {
         }
         c = hn::Add(c, hn::Set(di, TI(3 * jh)));
         if (first) best = v, code = c, first = false;
-        else take(v, c, best, code);
+        else take(v, c, best, code, all);
       }
       store_values(d, best, y + oh * j.y_row + m);
       if (j.am) {
