@@ -228,7 +228,9 @@ HWY_NOINLINE void max_rows(const ForwardJob& j) {
       }
       for (int v = 0; v < U; ++v) {
         put_values(d, m[v], y + lane[v], stream);
-        if constexpr (kIdx == kByteIndex) put(db, idx[v], static_cast<uint8_t*>(r.argmax) + lane[v], stream);
+        // (the one-byte index streams only from four vectors, a whole line: one vector at a time, its line
+        // fills over rows or outputs while a partial streaming store holds a fill buffer that reads need)
+        if constexpr (kIdx == kByteIndex) put(db, idx[v], static_cast<uint8_t*>(r.argmax) + lane[v], stream && U == 4);
         else if constexpr (kIndex) store_argmax(d, r, idx[v], lane_flat, lane[v], row_code);
       }
     };
