@@ -2,28 +2,17 @@
 """A/B of two poolkit binaries: runs `poolkit bench` of each in turn (A, B, A, B, ...) with the same arguments and
 prints, per row, the median time of each and B's speed-up over A (A's median / B's median; above 1: B faster).
 
-    python3 bench/ab.py --a /tmp/poolkit-before --b build/release/tools/poolkit --pairs 3 -- --case seed --op max-fwd
+    python3 bench/ab.py --a /tmp/poolkit-before --b build/release/tools/poolkit --pairs 3 [--threads 2] -- --case seed --op max-fwd
 
 Alternating runs share the machine's drift in memory bandwidth; one-off comparisons of two runs do not.
 """
 import argparse
+import os
 import statistics
-import subprocess
 import sys
 
-
-def rows(binary, bench_args):
-    out = subprocess.run([binary, "bench", *bench_args], check=True, capture_output=True, text=True).stdout
-    times = {}
-    for line in out.splitlines():
-        parts = line.split()
-        # case layout operator... median GB/s copy fraction
-        if len(parts) >= 7 and parts[1] in ("nchw", "nhwc"):
-            try:
-                times[" ".join(parts[:-4])] = float(parts[-4])
-            except ValueError:
-                pass
-    return times
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_table import run  # noqa: E402  (one parser of `poolkit bench` rows)
 
 
 def main():
@@ -31,6 +20,7 @@ def main():
     ap.add_argument("--a", required=True, help="baseline poolkit binary")
     ap.add_argument("--b", required=True, help="candidate poolkit binary")
     ap.add_argument("--pairs", type=int, default=3, help="A/B run pairs (default 3)")
+    ap.add_argument("--threads", type=int, default=2, help="threads of both (default 2)")
     ap.add_argument("bench_args", nargs="*", help="arguments of `poolkit bench` (after --)")
     args = ap.parse_args()
     if args.pairs < 1:
@@ -39,7 +29,7 @@ def main():
     for i in range(args.pairs):
         for name, binary in (("A", args.a), ("B", args.b)):
             print(f"pair {i + 1}/{args.pairs}: {name}", file=sys.stderr, flush=True)
-            runs[name].append(rows(binary, args.bench_args))
+            runs[name].append({" ".join(k): ms for k, (ms, _) in run(binary, args.threads, args.bench_args).items()})
     print(f"{'row':<60} {'A ms':>8} {'B ms':>8} {'A/B':>6}  per pair")
     for key in runs["A"][0]:
         a = [r[key] for r in runs["A"] if key in r]
