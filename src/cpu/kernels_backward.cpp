@@ -162,7 +162,7 @@ void gather_backward(const GatherJob& j) {
 #endif
       if constexpr (!kMax) {
         if (consecutive) {  // (a row's terms one output step apart: no table look-up per term)
-          for (int r = 0; r < j.nrows; ++r) {
+          for (int r = 0; r < j.nrows && x1 > x0; ++r) {  // (x0 of a pixel without terms is past the table)
             const SIn* g = dy(r, x0) + c;
             for (int64_t x = x0; x < x1; ++x, g += j.out_step)
               for (int v = 0; v < U; ++v) sum[v] = hn::Add(sum[v], load_lanes<kUnit>(d, g, v * N));
