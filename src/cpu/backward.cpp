@@ -253,6 +253,7 @@ void gather_row(const Backward& b, const LastPlan& p, const QRows& q, int64_t n,
   if (j.flat_codes) code.assign(1, b.tab.flat(t, h, 0));
   j.row_code = code.data();
   j.cover_begin = cw.begin.data(), j.cover_o = cw.o.data(), j.cover_j = cw.j.data();
+  j.consecutive = !b.is_max && cw.consecutive;
   j.out_step = q.v.s[4];  // (the argmax has dy's strides, and q is dy for max)
   j.form = b.form;
   j.dx = b.dx.at<char>(b.dx.offset(n, 0, t, h, 0));

@@ -32,13 +32,16 @@ struct Backward {
 struct Covers {
   std::vector<int64_t> begin;       // per input position, into o / j
   std::vector<int64_t> o, j;
+  bool consecutive = true;          // every position's outputs follow one another (stride 1, adaptive bins)
   explicit Covers(const Axis& a) {
     for (int64_t i = 0; i < a.in; ++i) {
       begin.push_back(int64_t(o.size()));
       Range r = a.covering(i);
       for (int64_t out = r.begin; out < r.end; ++out) {
         int64_t tap = a.tap_at(out, i);
-        if (tap >= 0) o.push_back(out), j.push_back(tap);
+        if (tap < 0) continue;
+        consecutive = consecutive && (int64_t(o.size()) == begin.back() || o.back() + 1 == out);
+        o.push_back(out), j.push_back(tap);
       }
     }
     begin.push_back(int64_t(o.size()));

@@ -11,12 +11,6 @@
 namespace poolkit::cpu {
 namespace {
 
-// (the last bound holds for every geometry poolkit builds: its last window reads a cell; k3s2_layout counts on it)
-bool k3s2_axis(const Axis& a) {
-  return a.kind == AxisKind::Regular && a.kernel == 3 && a.stride == 2 && a.dilation == 1 &&
-         (a.pad_lo == 0 || a.pad_lo == 1) && a.out <= (a.in + a.pad_lo + 1) / 2;
-}
-
 template <class T>
 bool planes(const Backward& b) {
   const AxisTable &Bt = b.tab.h, &Wt = b.tab.w;

@@ -20,6 +20,14 @@ namespace poolkit::cpu {
 inline std::atomic<int64_t> stream_threshold_bytes{int64_t(16) << 20};
 inline bool past_cache(int64_t bytes) { return bytes > stream_threshold_bytes.load(std::memory_order_relaxed); }
 
+// An axis the 3x3 stride-2 kernels of channels-first planes take (kernels_k3s2*.cpp): windows of 3 taps, stride 2,
+// dilation 1, padding 0 or 1 before it (the last bound holds for every geometry poolkit builds: its last window
+// reads a cell; k3s2_layout counts on it).
+inline bool k3s2_axis(const Axis& a) {
+  return a.kind == AxisKind::Regular && a.kernel == 3 && a.stride == 2 && a.dilation == 1 &&
+         (a.pad_lo == 0 || a.pad_lo == 1) && a.out <= (a.in + a.pad_lo + 1) / 2;
+}
+
 inline Geometry as3d(const Geometry& g) {
   Geometry r;
   r.rank = 3;

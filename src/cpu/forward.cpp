@@ -191,12 +191,9 @@ bool blocked_forward(const Forward& f) {
 // one-byte one: kernels_k3s2_forward.cpp, a plane per task. False where it does not apply or the target has no
 // vector pair loads.
 bool k3s2_forward(const Forward& f, DType dt) {
-  auto fits = [](const Axis& a) {
-    return a.kind == AxisKind::Regular && a.kernel == 3 && a.stride == 2 && a.dilation == 1 && (a.pad_lo == 0 || a.pad_lo == 1);
-  };
   const Axis &A = f.tab.t.axis, &B = f.tab.h.axis, &W = f.tab.w.axis;
   if (!f.is_max || (f.form != IndexForm::None && f.form != IndexForm::U8) || A.in != 1 || A.out != 1 ||
-      A.kernel != 1 || !fits(B) || !fits(W) || f.x.s[4] != 1 || f.y.s[4] != 1 || W.out < 16 || W.in < 32)
+      A.kernel != 1 || !k3s2_axis(B) || !k3s2_axis(W) || f.x.s[4] != 1 || f.y.s[4] != 1 || W.out < 16 || W.in < 32)
     return false;  // (narrower rows: the general kernel's blocks of planes do better than an output at a time)
   K3S2ForwardJob job;
   job.x_row = f.x.s[3], job.y_row = f.y.s[3];

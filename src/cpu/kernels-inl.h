@@ -166,36 +166,50 @@ HWY_INLINE hn::Vec<D> widen16(D d, V16 bits) {
   }
 }
 
+#if HWY_TARGET != HWY_SCALAR
+// The even and the odd cells of 2N cells from p, widened (16-bit types: one load of 32-bit pairs, the even cell
+// the low half).
+template <class D, class S>
+HWY_INLINE void load_pairs(D d, const S* p, hn::Vec<D>& even, hn::Vec<D>& odd) {
+  if constexpr (kHalf<S>) {
+    const hn::RebindToUnsigned<D> du;
+    const auto pair = hn::LoadU(du, reinterpret_cast<const uint32_t*>(p));
+    if constexpr (kBF16<S>) {
+      even = hn::BitCast(d, hn::ShiftLeft<16>(pair));
+      odd = hn::BitCast(d, hn::And(pair, hn::Set(du, 0xffff0000u)));
+    } else {
+      const hn::Rebind<uint16_t, D> d16;
+      even = widen16<D, S>(d, hn::TruncateTo(d16, pair));
+      odd = widen16<D, S>(d, hn::TruncateTo(d16, hn::ShiftRight<16>(pair)));
+    }
+  } else {
+    const int64_t N = int64_t(hn::Lanes(d));
+    const auto lo = hn::LoadU(d, p), hi = hn::LoadU(d, p + N);
+    even = hn::ConcatEven(d, hi, lo), odd = hn::ConcatOdd(d, hi, lo);
+  }
+}
+#endif
+
 template <int M, class D, class S>
 HWY_INLINE hn::Vec<D> load_lanes(D d, const S* p, int64_t k) {
-  if constexpr (kHalf<S>) {
-    const hn::RebindToSigned<D> di;
-    const hn::RebindToUnsigned<D> du;
-    const hn::Rebind<uint16_t, D> d16;
-    const uint16_t* q = reinterpret_cast<const uint16_t*>(p);
-    if constexpr (M == kPair) {  // 32-bit loads: the even element of each pair is the low half
-      const auto pair = hn::LoadU(du, reinterpret_cast<const uint32_t*>(q + 2 * k));
-      if constexpr (kBF16<S>) return hn::BitCast(d, hn::ShiftLeft<16>(pair));  // (the shift drops the odd one)
-      if constexpr (!POOLKIT_F16C) return widen_lanes(d, hn::BitCast(di, hn::And(pair, hn::Set(du, 0xffffu))), false);
-      else return widen16<D, S>(d, hn::TruncateTo(d16, pair));
-    } else {
-      return widen16<D, S>(d, hn::LoadU(d16, q + k));
-    }
-  } else if constexpr (M == kUnit || M == kScalarOnly) {
-    return hn::LoadU(d, p + k);
-  } else {
-#if HWY_TARGET != HWY_SCALAR
+#if HWY_TARGET != HWY_SCALAR  // (pair modes on the scalar target: not reached, load_mode() gives kScalarOnly)
+  if constexpr (M == kPair) {
+    hn::Vec<D> even, odd;  // (the odd cells unused: no instructions for them)
+    load_pairs(d, p + 2 * k, even, odd);
+    return even;
+  }
+  if constexpr (M == kPair64 && !kHalf<S>) {
     const int64_t N = int64_t(hn::Lanes(d));
-    if constexpr (M == kPair) {
-      return hn::ConcatEven(d, hn::LoadU(d, p + 2 * k + N), hn::LoadU(d, p + 2 * k));
-    } else {
-      const hn::Repartition<uint64_t, D> d64;
-      const uint64_t* q = reinterpret_cast<const uint64_t*>(p + 2 * k);
-      return hn::BitCast(d, hn::ConcatEven(d64, hn::LoadU(d64, q + N / 2), hn::LoadU(d64, q)));
-    }
-#else
-    return hn::LoadU(d, p + k);  // not reached: load_mode() gives kScalarOnly here
+    const hn::Repartition<uint64_t, D> d64;
+    const uint64_t* q = reinterpret_cast<const uint64_t*>(p + 2 * k);
+    return hn::BitCast(d, hn::ConcatEven(d64, hn::LoadU(d64, q + N / 2), hn::LoadU(d64, q)));
+  }
 #endif
+  if constexpr (kHalf<S>) {
+    const hn::Rebind<uint16_t, D> d16;
+    return widen16<D, S>(d, hn::LoadU(d16, reinterpret_cast<const uint16_t*>(p) + k));
+  } else {
+    return hn::LoadU(d, p + k);
   }
 }
 

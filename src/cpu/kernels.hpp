@@ -100,6 +100,7 @@ struct GatherJob {
   const void* const* row_am = nullptr;
   const int64_t* row_code = nullptr;
   const int64_t *cover_begin = nullptr, *cover_o = nullptr, *cover_j = nullptr;
+  bool consecutive = false;  // (average) each pixel's covering outputs follow one another: terms out_step apart
   int64_t out_step = 0;
   bool flat_codes = false;
   IndexForm form = IndexForm::None;
@@ -171,26 +172,6 @@ void accumulate_row_f16(const RowJob& job);
 // not. The dx plane (height x width, rows dx_row elements apart) is made in `plane`, every cell the sum from +0
 // of its terms in increasing output order, then copied to dx (streamed past the cache with `stream` where dx's
 // rows are back to back and its vectors whole and aligned).
-// Max forward of 3x3 windows of stride 2 over a channels-first plane (padding 0 or 1 per axis), with the
-// one-byte window-local argmax or none (kernels_k3s2_forward.cpp): each row's three taps are compared once and
-// the rows then in order (the reference's first maximum and last NaN), the last row's result kept in
-// row_max / row_code for the next output row, which starts on the same input row. False on a target without
-// vector pair loads (the caller takes the general path).
-struct K3S2ForwardJob {
-  const void* x = nullptr;
-  const void* x_next = nullptr;  // the next plane the caller will give, for prefetching (or null)
-  void* y = nullptr;
-  uint8_t* am = nullptr;  // null: no argmax
-  int64_t x_row = 0, y_row = 0;  // elements between rows (the argmax has y's)
-  int64_t height = 0, width = 0, out_h = 0, out_w = 0, pad_h = 0, pad_w = 0;
-  void* row_max = nullptr;   // 2 (out_w + 64) values of the compute type (float, or double)
-  void* row_code = nullptr;  // 2 (out_w + 64) codes in lanes of that width
-};
-bool k3s2_max_forward_f32(const K3S2ForwardJob& j);
-bool k3s2_max_forward_f64(const K3S2ForwardJob& j);
-bool k3s2_max_forward_bf16(const K3S2ForwardJob& j);
-bool k3s2_max_forward_f16(const K3S2ForwardJob& j);
-
 struct K3S2Job {
   const void* dy = nullptr;
   const uint8_t* am = nullptr;
@@ -222,6 +203,26 @@ bool k3s2_max_backward_f32(const K3S2Job& job);
 bool k3s2_max_backward_f64(const K3S2Job& job);
 bool k3s2_max_backward_bf16(const K3S2Job& job);
 bool k3s2_max_backward_f16(const K3S2Job& job);
+
+// Max forward of 3x3 windows of stride 2 over a channels-first plane (padding 0 or 1 per axis), with the
+// one-byte window-local argmax or none (kernels_k3s2_forward.cpp): each row's three taps are compared once and
+// the rows then in order (the reference's first maximum and last NaN), the last row's result kept in
+// row_max / row_code for the next output row, which starts on the same input row. False on a target without
+// vector pair loads (the caller takes the general path).
+struct K3S2ForwardJob {
+  const void* x = nullptr;
+  const void* x_next = nullptr;  // the next plane the caller will give, for prefetching (or null)
+  void* y = nullptr;
+  uint8_t* am = nullptr;  // null: no argmax
+  int64_t x_row = 0, y_row = 0;  // elements between rows (the argmax has y's)
+  int64_t height = 0, width = 0, out_h = 0, out_w = 0, pad_h = 0, pad_w = 0;
+  void* row_max = nullptr;   // 2 (out_w + 64) values of the compute type (float, or double)
+  void* row_code = nullptr;  // 2 (out_w + 64) codes in lanes of that width
+};
+bool k3s2_max_forward_f32(const K3S2ForwardJob& j);
+bool k3s2_max_forward_f64(const K3S2ForwardJob& j);
+bool k3s2_max_forward_bf16(const K3S2ForwardJob& j);
+bool k3s2_max_forward_f16(const K3S2ForwardJob& j);
 
 // Average backward of channels-first planes whose rows fit one vector of float32 (W and OW at most
 // narrow_lanes_f32()): each dx row is one vector, summed from the output rows covering it. Per plane (planes

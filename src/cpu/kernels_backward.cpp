@@ -117,12 +117,6 @@ void gather_backward(const GatherJob& j) {
   const bool ask = j.prefetch && !kBF16<SOut>;
   const int64_t dy_bytes = j.channels * int64_t(sizeof(SIn)), am_bytes = kMax ? j.channels * ab : 0;
   const bool stream = j.stream && vector && whole_aligned_rows(j.dx, j.dx_step, j.channels, N, int64_t(sizeof(SOut)));
-  // (average) whether each pixel's covering outputs along W follow one another (stride 1, adaptive bins)
-  bool consecutive = !kMax;
-  for (int64_t p = 0; p < j.pixels && consecutive; ++p) {
-    const int64_t x0 = j.cover_begin[p], n = j.cover_begin[p + 1] - x0;
-    consecutive = n == 0 || j.cover_o[x0 + n - 1] - j.cover_o[x0] == n - 1;
-  }
   for (int64_t p = 0; p < j.pixels; ++p) {
     SOut* dx = static_cast<SOut*>(j.dx) + p * j.dx_step;
     const int64_t x0 = j.cover_begin[p], x1 = j.cover_begin[p + 1];
@@ -161,7 +155,7 @@ void gather_backward(const GatherJob& j) {
       }
 #endif
       if constexpr (!kMax) {
-        if (consecutive) {  // (a row's terms one output step apart: no table look-up per term)
+        if (j.consecutive) {  // (a row's terms one output step apart: no table look-up per term)
           for (int r = 0; r < j.nrows && x1 > x0; ++r) {  // (x0 of a pixel without terms is past the table)
             const SIn* g = dy(r, x0) + c;
             for (int64_t x = x0; x < x1; ++x, g += j.out_step)

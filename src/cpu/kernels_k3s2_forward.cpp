@@ -53,29 +53,6 @@ HWY_INLINE void k3s2_output(const K3S2ForwardJob& j, int64_t oh, int64_t ow) {
   if (j.am) j.am[oh * j.y_row + ow] = uint8_t(hn::GetLane(code));
 }
 
-#if HWY_TARGET != HWY_SCALAR
-// The even and the odd cells of 2N cells from p, widened.
-template <class D, class S>
-HWY_INLINE void load_pairs(D d, const S* p, hn::Vec<D>& even, hn::Vec<D>& odd) {
-  if constexpr (kHalf<S>) {
-    const hn::RebindToUnsigned<D> du;
-    const auto pair = hn::LoadU(du, reinterpret_cast<const uint32_t*>(p));
-    if constexpr (kBF16<S>) {
-      even = hn::BitCast(d, hn::ShiftLeft<16>(pair));
-      odd = hn::BitCast(d, hn::And(pair, hn::Set(du, 0xffff0000u)));
-    } else {
-      const hn::Rebind<uint16_t, D> d16;
-      even = widen16<D, S>(d, hn::TruncateTo(d16, pair));
-      odd = widen16<D, S>(d, hn::TruncateTo(d16, hn::ShiftRight<16>(pair)));
-    }
-  } else {
-    const int64_t N = int64_t(hn::Lanes(d));
-    const auto lo = hn::LoadU(d, p), hi = hn::LoadU(d, p + N);
-    even = hn::ConcatEven(d, hi, lo), odd = hn::ConcatOdd(d, hi, lo);
-  }
-}
-#endif
-
 template <class S>
 bool k3s2_forward(const K3S2ForwardJob& j) {
 #if HWY_TARGET == HWY_SCALAR
