@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Makes .venv-pypi (torch 2.15, torchvision, JAX, Keras from PyPI; see requirements-pypi.txt) if it is missing or
+# out of date, and installs poolkit from this checkout into it. Quick when all is there.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if [ ! -x .venv-pypi/bin/python ]; then
+  /usr/bin/python3 -m venv .venv-pypi
+fi
+py=.venv-pypi/bin/python
+pip=(-m pip install -q --disable-pip-version-check)
+if ! cmp -s scripts/requirements-pypi.txt .venv-pypi/requirements-installed.txt; then
+  $py "${pip[@]}" -r scripts/requirements-pypi.txt
+  # torchvision's own pins would pull another torch: its one dependency we need (pillow) comes with matplotlib.
+  $py "${pip[@]}" --no-deps torchvision==0.29.2
+  cp scripts/requirements-pypi.txt .venv-pypi/requirements-installed.txt
+fi
+$py "${pip[@]}" --no-build-isolation --no-deps .
