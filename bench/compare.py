@@ -17,7 +17,8 @@ runs once per case, layout and pooling algorithm with the same --threads (OpenMP
 only (max without indices = forward_inference; max with indices = forward_training, which writes oneDNN's workspace,
 and backward from that workspace, counted at the workspace's byte size; not adaptive 13->7, which has uneven windows).
 Without libdnnl-dev the oneDNN columns are n/a. Where a library has no such call the table says n/a. Writes a
-markdown table (default bench/RESULTS-compare.md) and a PNG bar chart beside it.
+markdown table (default bench/RESULTS-compare.md) and, beside it, the two charts of bench/charts.py (speed-up over each
+peer; fraction of copy).
 
 usage: python bench/compare.py [--threads N] [--reps N] [--case NAME]... [--layout nchw|nhwc|both] [--out FILE]
 (poolkit must be importable: pip install . or PYTHONPATH=build/<dir>/python; oneDNN: apt-get install libdnnl-dev)
@@ -28,11 +29,9 @@ import os
 import platform
 import shutil
 import statistics
-import struct
 import subprocess
 import sys
 import time
-import zlib
 
 CASES = [  # name, shape, kind, kernel, stride, padding, count_include_pad
     ("seed", (16384, 2, 32, 32), "max+avg", 2, 2, 0, True),
@@ -47,8 +46,6 @@ FWD, FWD_PRE = "forward (allocating)", "forward (preallocated)"
 TRAIN, BWD_PRE = "train step (allocating)", "backward (preallocated)"
 LIBS = ("PyTorch", "ONNX Runtime", "oneDNN", "poolkit")
 PEERS = LIBS[:-1]
-COLOURS = {"PyTorch": (150, 150, 150), "ONNX Runtime": (235, 140, 30), "oneDNN": (60, 160, 80),
-           "poolkit": (40, 90, 200)}
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ONEDNN_SRC = os.path.join(ROOT, "bench", "onednn", "onednn_pool_bench.cpp")
 ONEDNN_BIN = os.path.join(ROOT, "build", "onednn-bench", "onednn_pool_bench")
@@ -71,6 +68,7 @@ import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 import poolkit._core as core  # noqa: E402
 import poolkit.torch as pt  # noqa: E402
+import charts  # noqa: E402  (bench/charts.py, beside this script)
 
 try:
     import onnxruntime as ort
@@ -456,35 +454,6 @@ def run():
 
 # ---- reporting -------------------------------------------------------------------------------------------------
 
-def write_png(path, rows, copy):
-    """A bar chart without plotting libraries: per row, a bar per library (PyTorch grey, ONNX Runtime orange,
-    oneDNN green, poolkit blue) as fraction of copy; a library without the call leaves its slot empty."""
-    bar, gap, height = 5, 6, 200
-    step = len(LIBS) * bar + gap
-    width = max(1, len(rows) * step + gap)
-    img = [[(255, 255, 255)] * width for _ in range(height)]
-    for y in (0, height // 2):  # lines at 1.0 and 0.5 of copy
-        for x in range(width):
-            img[y][x] = (200, 80, 80)
-    for i, (*_, result) in enumerate(rows):
-        for j, lib in enumerate(LIBS):
-            if lib not in result:
-                continue
-            t, b = result[lib]
-            frac = min(1.0, b / t / copy)
-            x0 = gap + i * step + j * bar
-            for y in range(height - int(frac * (height - 1)), height):
-                for x in range(x0, x0 + bar):
-                    img[y][x] = COLOURS[lib]
-    raw = b"".join(b"\x00" + bytes(c for px in row for c in px) for row in img)
-
-    def chunk(kind, data):
-        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
-    with open(path, "wb") as f:
-        f.write(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)) +
-                chunk(b"IDAT", zlib.compress(raw, 9)) + chunk(b"IEND", b""))
-
-
 def table_row(name, layout, op, call, result, copy):
     def cell(lib, f):
         return f(*result[lib]) if lib in result else "n/a"
@@ -503,7 +472,7 @@ def command_line():
 
 def main():
     copy, rows = run()
-    png = os.path.splitext(ARGS.out)[0] + ".png"
+    stem = os.path.splitext(ARGS.out)[0]
     peers = [f"PyTorch {torch.__version__} (CPU)"] + ([f"ONNX Runtime {ort.__version__}"] if ort else [])
     peers += [f"oneDNN {ONEDNN_VERSION}"] if ONEDNN_VERSION else []
     peers = ", ".join(peers[:-1]) + " and " + peers[-1] if len(peers) > 1 else peers[0]
@@ -531,8 +500,9 @@ def main():
              " | ".join(f"{lib} of copy" for lib in LIBS) + " | " + " | ".join(f"poolkit vs {lib}" for lib in PEERS)
              + " |", "|" + "---|" * (4 + 2 * len(LIBS) + len(PEERS))]
     lines += [table_row(*row, copy) for row in rows]
-    lines += ["", f"Chart: `{os.path.basename(png)}` (per row: PyTorch grey, ONNX Runtime orange, oneDNN green, "
-              "poolkit blue; fraction of copy, red lines at 0.5 and 1.0; an empty slot is n/a)."]
+    lines += ["", f"Charts: `{os.path.basename(stem)}-speedup.png` (poolkit's speed-up over each peer, log scale) and "
+              f"`{os.path.basename(stem)}-limit.png` (every library's fraction of copy), drawn by bench/charts.py; "
+              "a missing bar is n/a."]
     if ORT_MISSING:
         lines += ["", f"ONNX Runtime left out: {ORT_MISSING}."]
     if ONEDNN_MISSING:
@@ -545,7 +515,12 @@ def main():
         lines += [f"- {w}" for w in WARNINGS]
     with open(ARGS.out, "w") as f:
         f.write("\n".join(lines) + "\n")
-    write_png(png, rows, copy)
+    machine = f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, {ARGS.threads} thread(s)"
+    charts.speedup_chart(rows, stem + "-speedup.png",
+                         f"poolkit vs {peers}: speed-up per row\n{machine}; `{command_line()}`")
+    charts.limit_chart(rows, stem + "-limit.png",
+                       f"Fraction of a plain copy's bandwidth ({copy / 1e9:.1f} GB/s) per row\n{machine}; "
+                       f"`{command_line()}`", copy)
     print("\n".join(lines))
 
 

@@ -4,7 +4,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 debs=(build-essential cmake ninja-build clang libclang-rt-14-dev libgtest-dev libbenchmark-dev libhwy-dev
-      libomp-dev python3 python3-dev python3-venv python3-pip python3-numpy python3-torch python3-pytest
+      libomp-dev python3 python3-dev python3-venv python3-pip python3-numpy python3-torch python3-matplotlib python3-pytest
       python3-hypothesis)
 missing=()
 for p in "${debs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
