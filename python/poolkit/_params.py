@@ -72,6 +72,22 @@ def window_geometry(x, kernel_size, stride, padding, dilation, ceil_mode):
     return _core.torch_geometry(in_size, k, s, int_list(padding, "padding"), d, bool(ceil_mode))
 
 
+def check_convention(convention):
+    if convention not in ("torch", "onnx"):
+        raise ValueError(f"poolkit: convention: must be 'torch' or 'onnx' (got {convention!r})")
+
+
+def sum_pool_dilation(dilation, convention, op):
+    """Average and Lp pooling take a dilation under ONNX's conventions only: PyTorch's avg_pool and lp_pool have
+    none, so the torch convention keeps refusing it."""
+    check_convention(convention)
+    d = int_list(dilation, "dilation")
+    if convention != "onnx" and any(v != 1 for v in d):
+        raise ValueError(f"poolkit: dilation: {op} takes a dilation only with convention='onnx' (PyTorch's has "
+                         f"none) (got {dilation!r})")
+    return d
+
+
 def _per_axis(v, rank, name):
     if len(v) == 1:
         return v * rank
