@@ -88,6 +88,18 @@ def sum_pool_dilation(dilation, convention, op):
     return d
 
 
+def unpool_pads(padding, rank):
+    """ONNX MaxUnpool's pads as one (begin, end) pair per axis, from pairs or (symmetric) ints."""
+    pairs = _pairs(padding)
+    if pairs is None:
+        if isinstance(padding, str):
+            raise ValueError(f"poolkit: padding: max_unpool takes ints or (begin, end) pairs (got {padding!r})")
+        pairs = [(p, p) for p in _per_axis(int_list(padding, "padding"), rank, "padding")]
+    if len(pairs) != rank or any(v < 0 for pair in pairs for v in pair):
+        raise ValueError(f"poolkit: padding: needs {rank} (begin, end) pairs of values >= 0 (got {padding!r})")
+    return pairs
+
+
 def _per_axis(v, rank, name):
     if len(v) == 1:
         return v * rank

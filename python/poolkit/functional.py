@@ -10,7 +10,7 @@ import numpy as np
 from . import _core, _engine
 from ._layout import NUMPY, batched, from_data_format, is_channels_last, require_nonempty, to_data_format, unbatch
 from ._params import (check_avg_pool3d_input, check_convention, int_list, output_size_list, spatial_size,
-                      sum_pool_dilation, window_geometry)
+                      sum_pool_dilation, unpool_pads, window_geometry)
 
 __all__ = []
 
@@ -296,20 +296,58 @@ def unpool_size(x, kernel_size, stride, padding, output_size):
                                     int_list(stride, "stride", allow_none=True), int_list(padding, "padding"), req)
 
 
+def onnx_unpool(x, indices, kernel_size, stride, padding, output_size):
+    """ONNX's MaxUnpool conventions as poolkit's: (per-plane indices into the output plane, output spatial size).
+    ONNX reads the indices as flat positions over the whole (N, C, spatial) tensor of the unpooled shape that kernel,
+    strides and pads give (as ONNX MaxPool's Indices count them, storage_order 0), and a larger output_shape only
+    pads that result with zeros at the end of each axis. x, indices: NumPy arrays in (N, C, spatial) form."""
+    size = spatial_size(x)
+    pairs = unpool_pads(padding, len(size))
+    base = _core.unpool_output_size(size, int_list(kernel_size, "kernel_size"),
+                                    int_list(stride, "stride", allow_none=True), [0], None)
+    inner = [b - lo - hi for b, (lo, hi) in zip(base, pairs)]
+    if any(v < 1 for v in inner):
+        raise ValueError(f"poolkit: padding: leaves an unpooled size below 1 (got {tuple(inner)})")
+    out = inner if output_size is None else int_list(output_size, "output_size")
+    out = out[2:] if len(out) == len(size) + 2 else out
+    if len(out) != len(size) or any(o < i for o, i in zip(out, inner)):
+        raise ValueError(f"poolkit: output_size: ONNX's output_shape must cover the unpooled size {tuple(inner)} "
+                         f"on every spatial axis (got {tuple(out)})")
+    plane = int(np.prod(inner))
+    first = (np.arange(x.shape[0])[:, None] * x.shape[1] + np.arange(x.shape[1])[None, :]) * plane
+    local = np.asarray(indices, np.int64) - first.reshape(first.shape + (1,) * len(size))
+    bad = (local < 0) | (local >= plane)
+    if bad.any():
+        at = tuple(int(v[0]) for v in np.nonzero(bad))
+        raise IndexError(f"poolkit: indices: with convention='onnx' an index counts over the whole (N, C, spatial) "
+                         f"tensor of the unpooled shape and must lie in its own (n, c) plane "
+                         f"[{int(first[at[:2]])}, {int(first[at[:2]]) + plane}) (got {int(indices[at])} at {at})")
+    if out != inner:
+        local = np.ravel_multi_index(np.unravel_index(local, inner), out)
+    return local, out
+
+
 def _make_unpool(r):
     name = f"max_unpool{r}d"
 
-    def f(input, indices, kernel_size, stride=None, padding=0, output_size=None):
-        done, res = _twin_if_torch(name, input, (indices, kernel_size, stride, padding, output_size), {})
+    def f(input, indices, kernel_size, stride=None, padding=0, output_size=None, *, convention="torch"):
+        """convention='torch': indices flat in each (n, c) plane of the output, as PyTorch's; 'onnx': as ONNX's
+        MaxUnpool (see onnx_unpool)."""
+        done, res = _twin_if_torch(name, input, (indices, kernel_size, stride, padding, output_size),
+                                   {"convention": convention})
         if done:
             return res
+        check_convention(convention)
         a = _In(input, r)
         idx = a.other(indices, "indices")
-        out = unpool_size(a.x, kernel_size, stride, padding, output_size)
+        if convention == "onnx":
+            idx, out = onnx_unpool(a.x, idx, kernel_size, stride, padding, output_size)
+        else:
+            out = unpool_size(a.x, kernel_size, stride, padding, output_size)
         return a.out(_engine.max_unpool(NUMPY, a.x, idx, out))
 
     def b(grad_output, indices):
-        """Gradient of max unpooling w.r.t. its input: grad_output gathered at indices."""
+        """Gradient of max unpooling w.r.t. its input: grad_output gathered at indices (PyTorch's form)."""
         a = _In(grad_output, r, name="grad_output")
         return a.out(_engine.max_unpool_backward(NUMPY, a.x, a.other(indices, "indices")))
 

@@ -7,6 +7,7 @@ import pytest
 import torch
 
 import poolkit
+import poolkit.torch
 from oracle import as_torch, bits_equal, close, new_rng
 
 onnx = pytest.importorskip("onnx", reason="the test command installs onnx and onnxruntime")
@@ -247,3 +248,53 @@ def test_dilated_sum_pools_need_onnx_convention(fn):
     if fn == "avg_pool2d":
         with pytest.raises(ValueError, match="divisor_override: ONNX's AveragePool has none"):
             poolkit.avg_pool2d(x, 2, divisor_override=3, convention="onnx")
+
+
+def run_reference(op, inputs, attrs, opset=22):
+    """ONNX's own reference implementation (onnx.reference) of one node."""
+    from onnx.reference import ReferenceEvaluator
+    names = [f"in{i}" for i in range(len(inputs))]
+    node = helper.make_node(op, names, ["Y"], **attrs)
+    info = [helper.make_tensor_value_info(n, helper.np_dtype_to_tensor_dtype(v.dtype), list(v.shape))
+            for n, v in zip(names, inputs)]
+    graph = helper.make_graph([node], "g", info, [helper.make_tensor_value_info("Y", TensorProto.UNDEFINED, None)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    return ReferenceEvaluator(model).run(None, dict(zip(names, inputs)))[0]
+
+
+@pytest.mark.parametrize("case", range(60))
+def test_max_unpool_onnx_convention(case, tally):
+    """convention='onnx': ONNX MaxPool's whole-tensor indices fed back through MaxUnpool, output_shape enlarging the
+    output around them, against ONNX's reference (ONNX Runtime 1.20 reads the indices in the enlarged output's
+    shape instead, which fails ONNX's own node test test_maxunpool_export_with_output_shape)."""
+    rng = new_rng("onnx_unpool", case)
+    r = rng.randint(1, 3)
+    k = [rng.randint(1, 3) for _ in range(r)]
+    s = [rng.randint(1, 3) for _ in range(r)]
+    pads = [rng.randint(0, k_ - 1) // 2 for _ in range(2) for k_ in k]
+    # MaxPool's input of the size MaxUnpool infers back from the pooled size, so the indices count over it
+    inner = [(rng.randint(1, 4) - 1) * s_ + k_ - pads[a] - pads[a + r] for a, (s_, k_) in enumerate(zip(s, k))]
+    x = ties(rng, [rng.randint(1, 2), rng.randint(1, 3)] + inner, np.float32)
+    attrs = dict(kernel_shape=k, strides=s, pads=pads)
+    y, i = run_onnx("MaxPool", x, attrs, 2, opset=12)
+    out = [n + rng.randint(0, 2) for n in inner] if rng.random() < 0.7 else None
+    inputs = [y, i] + ([] if out is None else [np.array(list(x.shape[:2]) + out, np.int64)])
+    expected = run_reference("MaxUnpool", inputs, attrs)
+    pad = pk_padding(pads, r, "NOTSET")
+    got = getattr(poolkit, f"max_unpool{r}d")(y, i, k, s, pad, None if out is None else inputs[2], convention="onnx")
+    assert got.shape == expected.shape and np.array_equal(got, expected)
+    twin = getattr(poolkit.torch, f"max_unpool{r}d")(torch.from_numpy(y), torch.from_numpy(i), k, s, pad, out,
+                                                       convention="onnx")
+    assert torch.equal(twin, torch.from_numpy(expected))
+    tally("onnx MaxUnpool convention='onnx'", cases=1, bit_identical_outputs=1)
+
+
+def test_max_unpool_onnx_convention_refusals():
+    y = np.ones((1, 2, 2, 2), np.float32)
+    i = np.array([0, 2, 8, 10, 16, 18, 24, 26]).reshape(1, 2, 2, 2)
+    with pytest.raises(IndexError, match=r"indices: .*own \(n, c\) plane \[16, 32\) \(got 15 at \(0, 1, 0, 0\)\)"):
+        poolkit.max_unpool2d(y, np.where(i == 16, 15, i), 2, 2, convention="onnx")
+    with pytest.raises(ValueError, match=r"output_size: .*cover the unpooled size \(4, 4\)"):
+        poolkit.max_unpool2d(y, i, 2, 2, output_size=(3, 5), convention="onnx")
+    with pytest.raises(ValueError, match="convention: must be 'torch' or 'onnx'"):
+        poolkit.max_unpool2d(y, i, 2, 2, convention="tf")

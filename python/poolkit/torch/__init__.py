@@ -5,8 +5,9 @@ import torch
 
 from .. import _core
 from .._layout import batched, from_data_format, require_nonempty, to_data_format, unbatch
-from .._params import check_avg_pool3d_input, output_size_list, spatial_size, sum_pool_dilation, window_geometry
-from ..functional import _avg_divisor, _avg_include_default, fractional_geometry, unpool_size
+from .._params import (check_avg_pool3d_input, check_convention, output_size_list, spatial_size, sum_pool_dilation,
+                       window_geometry)
+from ..functional import _avg_divisor, _avg_include_default, fractional_geometry, onnx_unpool, unpool_size
 from . import _autograd as A
 
 __all__ = []
@@ -105,10 +106,15 @@ def _make(r):
         res = A.FractionalMaxPool.apply(a.x, g, _random_samples, bool(return_indices))
         return _max_result(a, res, return_indices)
 
-    def max_unpool(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    def max_unpool(input, indices, kernel_size, stride=None, padding=0, output_size=None, *, convention="torch"):
+        check_convention(convention)
         a = _In(input, r)
         idx = a.other(indices, "indices")
-        out = unpool_size(a.x, kernel_size, stride, padding, output_size)
+        if convention == "onnx":
+            local, out = onnx_unpool(a.x, idx.numpy(), kernel_size, stride, padding, output_size)
+            idx = torch.from_numpy(local)
+        else:
+            out = unpool_size(a.x, kernel_size, stride, padding, output_size)
         return a.out(A.MaxUnpool.apply(a.x, idx, out))
 
     def mixed_pool(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=None,
