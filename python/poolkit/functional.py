@@ -128,9 +128,9 @@ def _make_avg_pool(r):
     def setup(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, dilation,
               convention, data_format):
         a = _In(input, r, data_format)
-        if r == 3:
-            check_avg_pool3d_input(a.x, kernel_size)
         d = sum_pool_dilation(dilation, convention, name)
+        if r == 3 and convention == "torch":
+            check_avg_pool3d_input(a.x, kernel_size)
         g = window_geometry(a.x, kernel_size, stride, padding, d, ceil_mode)
         return a, g, _avg_divisor(g, padding, count_include_pad, divisor_override, convention)
 

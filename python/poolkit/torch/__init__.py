@@ -61,9 +61,9 @@ def _make(r):
     def avg_impl(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, dilation,
                  convention, data_format):
         a = _In(input, r, data_format)
-        if r == 3:
-            check_avg_pool3d_input(a.x, kernel_size)
         d = sum_pool_dilation(dilation, convention, f"avg_pool{r}d")
+        if r == 3 and convention == "torch":
+            check_avg_pool3d_input(a.x, kernel_size)
         g = window_geometry(a.x, kernel_size, stride, padding, d, ceil_mode)
         cip, div = _avg_divisor(g, padding, count_include_pad, divisor_override, convention)
         return a.out(A.AvgPool.apply(a.x, g, cip, div))
