@@ -309,13 +309,19 @@ def onnx_unpool(x, indices, kernel_size, stride, padding, output_size):
     if any(v < 1 for v in inner):
         raise ValueError(f"poolkit: padding: leaves an unpooled size below 1 (got {tuple(inner)})")
     out = inner if output_size is None else int_list(output_size, "output_size")
-    out = out[2:] if len(out) == len(size) + 2 else out
+    if len(out) == len(size) + 2:
+        if out[:2] != [int(v) for v in x.shape[:2]]:
+            raise ValueError(f"poolkit: output_size: N and C must be the input's {tuple(x.shape[:2])} "
+                             f"(got {tuple(out[:2])})")
+        out = out[2:]
     if len(out) != len(size) or any(o < i for o, i in zip(out, inner)):
         raise ValueError(f"poolkit: output_size: ONNX's output_shape must cover the unpooled size {tuple(inner)} "
                          f"on every spatial axis (got {tuple(out)})")
+    if indices.dtype != np.int64:
+        raise TypeError(f"poolkit: indices: must be int64 (got {indices.dtype})")
     plane = int(np.prod(inner))
     first = (np.arange(x.shape[0])[:, None] * x.shape[1] + np.arange(x.shape[1])[None, :]) * plane
-    local = np.asarray(indices, np.int64) - first.reshape(first.shape + (1,) * len(size))
+    local = indices - first.reshape(first.shape + (1,) * len(size))
     bad = (local < 0) | (local >= plane)
     if bad.any():
         at = tuple(int(v[0]) for v in np.nonzero(bad))
