@@ -298,7 +298,7 @@ def test_max_unpool_onnx_convention_refusals():
         poolkit.max_unpool2d(y, i, 2, 2, output_size=(3, 5), convention="onnx")
     with pytest.raises(ValueError, match=r"output_size: N and C must be the input's \(1, 2\)"):
         poolkit.max_unpool2d(y, i, 2, 2, output_size=(1, 1, 4, 4), convention="onnx")
-    with pytest.raises(TypeError, match="indices: must be int64"):
-        poolkit.max_unpool2d(y, i.astype(np.float32), 2, 2, convention="onnx")
+    with pytest.raises(TypeError, match="poolkit: indices: must be int64"):
+        poolkit.max_unpool2d(y, i.astype(np.float32), 2, 2, output_size=(5, 5), convention="onnx")
     with pytest.raises(ValueError, match="convention: must be 'torch' or 'onnx'"):
         poolkit.max_unpool2d(y, i, 2, 2, convention="tf")
