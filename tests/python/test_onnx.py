@@ -1,5 +1,5 @@
 """ONNX conventions against ONNX Runtime: asymmetric pads, auto_pad, count_include_pad=0, MaxPool indices with
-storage_order, LpPool and GlobalLpPool."""
+storage_order, LpPool and GlobalLpPool, dilated AveragePool and LpPool; MaxUnpool against ONNX's reference."""
 import math
 
 import numpy as np

@@ -41,8 +41,8 @@ def max_pool(x, a, n_out):
     r = x.ndim - 2
     k, s, padding, d, ceil = _window_args(a, r)
     storage_order = a.pop("storage_order", 0)
-    y, idx = getattr(poolkit, f"max_pool{r}d")(x, k, s, padding, d, ceil, return_indices=True)
-    return [y, onnx_indices(idx, x.shape, storage_order)][:n_out]
+    res = getattr(poolkit, f"max_pool{r}d")(x, k, s, padding, d, ceil, return_indices=n_out == 2)
+    return [res[0], onnx_indices(res[1], x.shape, storage_order)] if n_out == 2 else [res]
 
 
 def average_pool(x, a, n_out):
