@@ -72,6 +72,34 @@ def window_geometry(x, kernel_size, stride, padding, dilation, ceil_mode):
     return _core.torch_geometry(in_size, k, s, int_list(padding, "padding"), d, bool(ceil_mode))
 
 
+def check_convention(convention):
+    if convention not in ("torch", "onnx"):
+        raise ValueError(f"poolkit: convention: must be 'torch' or 'onnx' (got {convention!r})")
+
+
+def sum_pool_dilation(dilation, convention, op):
+    """Average and Lp pooling take a dilation under ONNX's conventions only: PyTorch's avg_pool and lp_pool have
+    none, so the torch convention keeps refusing it."""
+    check_convention(convention)
+    d = int_list(dilation, "dilation")
+    if convention != "onnx" and any(v != 1 for v in d):
+        raise ValueError(f"poolkit: dilation: {op} takes a dilation only with convention='onnx' (PyTorch's has "
+                         f"none) (got {dilation!r})")
+    return d
+
+
+def unpool_pads(padding, rank):
+    """ONNX MaxUnpool's pads as one (begin, end) pair per axis, from pairs or (symmetric) ints."""
+    pairs = _pairs(padding)
+    if pairs is None:
+        if isinstance(padding, str):
+            raise ValueError(f"poolkit: padding: max_unpool takes ints or (begin, end) pairs (got {padding!r})")
+        pairs = [(p, p) for p in _per_axis(int_list(padding, "padding"), rank, "padding")]
+    if len(pairs) != rank or any(v < 0 for pair in pairs for v in pair):
+        raise ValueError(f"poolkit: padding: needs {rank} (begin, end) pairs of values >= 0 (got {padding!r})")
+    return pairs
+
+
 def _per_axis(v, rank, name):
     if len(v) == 1:
         return v * rank

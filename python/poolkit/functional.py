@@ -9,7 +9,8 @@ import numpy as np
 
 from . import _core, _engine
 from ._layout import NUMPY, batched, from_data_format, is_channels_last, require_nonempty, to_data_format, unbatch
-from ._params import check_avg_pool3d_input, int_list, output_size_list, spatial_size, window_geometry
+from ._params import (check_avg_pool3d_input, check_convention, int_list, output_size_list, spatial_size,
+                      sum_pool_dilation, unpool_pads, window_geometry)
 
 __all__ = []
 
@@ -81,6 +82,20 @@ def _avg_include_default(count_include_pad, padding):
     return True
 
 
+def _avg_divisor(g, padding, count_include_pad, divisor_override, convention):
+    """(count_include_pad, divisor_override) for the core. convention='onnx': count_include_pad defaults to False,
+    and True divides every window by all its taps, those past the end of the padding in ceil_mode included (ONNX's
+    reference pads the input out to the last window with zeros and averages them all; ONNX Runtime agrees), where
+    PyTorch's counts the taps up to the end of the padding only."""
+    if convention == "torch":
+        return _avg_include_default(count_include_pad, padding), divisor_override
+    if divisor_override is not None:
+        raise ValueError("poolkit: divisor_override: ONNX's AveragePool has none; it needs convention='torch'")
+    if count_include_pad:
+        return True, g.window_cells()
+    return False, None
+
+
 def _make_max_pool(r):
     name = f"max_pool{r}d"
 
@@ -110,47 +125,51 @@ def _make_max_pool(r):
 def _make_avg_pool(r):
     name = f"avg_pool{r}d"
 
-    def impl(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, data_format):
+    def setup(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, dilation,
+              convention, data_format):
         a = _In(input, r, data_format)
-        if r == 3:
+        d = sum_pool_dilation(dilation, convention, name)
+        if r == 3 and convention == "torch":
             check_avg_pool3d_input(a.x, kernel_size)
-        g = window_geometry(a.x, kernel_size, stride, padding, 1, ceil_mode)
-        cip = _avg_include_default(count_include_pad, padding)
-        return a.out(_engine.avg_pool(NUMPY, g, a.x, cip, divisor_override))
+        g = window_geometry(a.x, kernel_size, stride, padding, d, ceil_mode)
+        return a, g, _avg_divisor(g, padding, count_include_pad, divisor_override, convention)
 
-    def bimpl(grad_output, input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override,
-              data_format):
-        a = _In(input, r, data_format)
-        g = window_geometry(a.x, kernel_size, stride, padding, 1, ceil_mode)
-        cip = _avg_include_default(count_include_pad, padding)
-        dy = a.other(grad_output, "grad_output")
-        return a.out(_engine.avg_pool_backward(NUMPY, g, dy, list(a.x.shape), is_channels_last(a.x), cip,
-                                               divisor_override))
+    def impl(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, dilation,
+             convention, data_format):
+        a, g, (cip, div) = setup(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                                 divisor_override, dilation, convention, data_format)
+        return a.out(_engine.avg_pool(NUMPY, g, a.x, cip, div))
+
+    def twin_or_impl(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, dilation,
+                     convention, data_format):
+        done, res = _twin_if_torch(name, input, (kernel_size, stride, padding, ceil_mode, count_include_pad),
+                                   {"divisor_override": divisor_override, "dilation": dilation,
+                                    "convention": convention, "data_format": data_format})
+        if done:
+            return res
+        return impl(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, dilation,
+                    convention, data_format)
 
     if r == 1:
         def f(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=None, *,
-              divisor_override=None, data_format="channels_first"):
-            done, res = _twin_if_torch(name, input, (kernel_size, stride, padding, ceil_mode, count_include_pad),
-                                       {"divisor_override": divisor_override, "data_format": data_format})
-            if done:
-                return res
-            return impl(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override,
-                        data_format)
+              divisor_override=None, dilation=1, convention="torch", data_format="channels_first"):
+            """dilation (ONNX's dilations) needs convention='onnx', which also takes ONNX's divisor rules."""
+            return twin_or_impl(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override,
+                                dilation, convention, data_format)
     else:
         def f(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=None,
-              divisor_override=None, *, data_format="channels_first"):
-            done, res = _twin_if_torch(name, input, (kernel_size, stride, padding, ceil_mode, count_include_pad,
-                                                     divisor_override), {"data_format": data_format})
-            if done:
-                return res
-            return impl(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override,
-                        data_format)
+              divisor_override=None, *, dilation=1, convention="torch", data_format="channels_first"):
+            """dilation (ONNX's dilations) needs convention='onnx', which also takes ONNX's divisor rules."""
+            return twin_or_impl(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override,
+                                dilation, convention, data_format)
 
     def b(grad_output, input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=None,
-          divisor_override=None, *, data_format="channels_first"):
+          divisor_override=None, *, dilation=1, convention="torch", data_format="channels_first"):
         """Gradient of avg_pool w.r.t. input (input gives the shape and layout)."""
-        return bimpl(grad_output, input, kernel_size, stride, padding, ceil_mode, count_include_pad,
-                     divisor_override, data_format)
+        a, g, (cip, div) = setup(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                                 divisor_override, dilation, convention, data_format)
+        dy = a.other(grad_output, "grad_output")
+        return a.out(_engine.avg_pool_backward(NUMPY, g, dy, list(a.x.shape), is_channels_last(a.x), cip, div))
 
     _export(f, name)
     _export(b, name + "_backward")
@@ -159,21 +178,25 @@ def _make_avg_pool(r):
 def _make_lp_pool(r):
     name = f"lp_pool{r}d"
 
-    def f(input, norm_type, kernel_size, stride=None, ceil_mode=False, *, padding=0, convention="torch",
+    def f(input, norm_type, kernel_size, stride=None, ceil_mode=False, *, padding=0, dilation=1, convention="torch",
           data_format="channels_first"):
-        """convention='torch': PyTorch's avg-based formula; 'onnx': (sum |x|^p)^(1/p) as ONNX LpPool."""
+        """convention='torch': PyTorch's avg-based formula; 'onnx': (sum |x|^p)^(1/p) as ONNX LpPool, which also
+        takes a dilation (ONNX's dilations)."""
         done, res = _twin_if_torch(name, input, (norm_type, kernel_size, stride, ceil_mode),
-                                   {"padding": padding, "convention": convention, "data_format": data_format})
+                                   {"padding": padding, "dilation": dilation, "convention": convention,
+                                    "data_format": data_format})
         if done:
             return res
         a = _In(input, r, data_format)
-        g = window_geometry(a.x, kernel_size, stride, padding, 1, ceil_mode)
+        g = window_geometry(a.x, kernel_size, stride, padding, sum_pool_dilation(dilation, convention, name),
+                            ceil_mode)
         return a.out(_engine.lp_pool(NUMPY, g, a.x, norm_type, convention))
 
-    def b(grad_output, input, norm_type, kernel_size, stride=None, ceil_mode=False, *, padding=0,
+    def b(grad_output, input, norm_type, kernel_size, stride=None, ceil_mode=False, *, padding=0, dilation=1,
           convention="torch", data_format="channels_first"):
         a = _In(input, r, data_format)
-        g = window_geometry(a.x, kernel_size, stride, padding, 1, ceil_mode)
+        g = window_geometry(a.x, kernel_size, stride, padding, sum_pool_dilation(dilation, convention, name),
+                            ceil_mode)
         dy = a.other(grad_output, "grad_output")
         return a.out(_engine.lp_pool_backward(NUMPY, g, dy, a.x, norm_type, convention))
 
@@ -273,20 +296,64 @@ def unpool_size(x, kernel_size, stride, padding, output_size):
                                     int_list(stride, "stride", allow_none=True), int_list(padding, "padding"), req)
 
 
+def onnx_unpool(x, indices, kernel_size, stride, padding, output_size):
+    """ONNX's MaxUnpool conventions as poolkit's: (per-plane indices into the output plane, output spatial size).
+    ONNX reads the indices as flat positions over the whole (N, C, spatial) tensor of the unpooled shape that kernel,
+    strides and pads give (as ONNX MaxPool's Indices count them, storage_order 0), and a larger output_shape only
+    pads that result with zeros at the end of each axis. x, indices: NumPy arrays in (N, C, spatial) form."""
+    size = spatial_size(x)
+    pairs = unpool_pads(padding, len(size))
+    base = _core.unpool_output_size(size, int_list(kernel_size, "kernel_size"),
+                                    int_list(stride, "stride", allow_none=True), [0], None)
+    inner = [b - lo - hi for b, (lo, hi) in zip(base, pairs)]
+    if any(v < 1 for v in inner):
+        raise ValueError(f"poolkit: padding: leaves an unpooled size below 1 (got {tuple(inner)})")
+    out = inner if output_size is None else int_list(output_size, "output_size")
+    if len(out) == len(size) + 2:
+        if out[:2] != [int(v) for v in x.shape[:2]]:
+            raise ValueError(f"poolkit: output_size: N and C must be the input's {tuple(x.shape[:2])} "
+                             f"(got {tuple(out[:2])})")
+        out = out[2:]
+    if len(out) != len(size) or any(o < i for o, i in zip(out, inner)):
+        raise ValueError(f"poolkit: output_size: ONNX's output_shape must cover the unpooled size {tuple(inner)} "
+                         f"on every spatial axis (got {tuple(out)})")
+    if indices.dtype != np.int64:
+        raise TypeError(f"poolkit: indices: must be int64 (got {indices.dtype})")
+    plane = int(np.prod(inner))
+    first = (np.arange(x.shape[0])[:, None] * x.shape[1] + np.arange(x.shape[1])[None, :]) * plane
+    local = indices - first.reshape(first.shape + (1,) * len(size))
+    bad = (local < 0) | (local >= plane)
+    if bad.any():
+        at = tuple(int(v[0]) for v in np.nonzero(bad))
+        raise IndexError(f"poolkit: indices: with convention='onnx' an index counts over the whole (N, C, spatial) "
+                         f"tensor of the unpooled shape and must lie in its own (n, c) plane "
+                         f"[{int(first[at[:2]])}, {int(first[at[:2]]) + plane}) (got {int(indices[at])} at {at})")
+    if out != inner:
+        local = np.ravel_multi_index(np.unravel_index(local, inner), out)
+    return local, out
+
+
 def _make_unpool(r):
     name = f"max_unpool{r}d"
 
-    def f(input, indices, kernel_size, stride=None, padding=0, output_size=None):
-        done, res = _twin_if_torch(name, input, (indices, kernel_size, stride, padding, output_size), {})
+    def f(input, indices, kernel_size, stride=None, padding=0, output_size=None, *, convention="torch"):
+        """convention='torch': indices flat in each (n, c) plane of the output, as PyTorch's; 'onnx': as ONNX's
+        MaxUnpool (see onnx_unpool)."""
+        done, res = _twin_if_torch(name, input, (indices, kernel_size, stride, padding, output_size),
+                                   {"convention": convention})
         if done:
             return res
+        check_convention(convention)
         a = _In(input, r)
         idx = a.other(indices, "indices")
-        out = unpool_size(a.x, kernel_size, stride, padding, output_size)
+        if convention == "onnx":
+            idx, out = onnx_unpool(a.x, idx, kernel_size, stride, padding, output_size)
+        else:
+            out = unpool_size(a.x, kernel_size, stride, padding, output_size)
         return a.out(_engine.max_unpool(NUMPY, a.x, idx, out))
 
     def b(grad_output, indices):
-        """Gradient of max unpooling w.r.t. its input: grad_output gathered at indices."""
+        """Gradient of max unpooling w.r.t. its input: grad_output gathered at indices (PyTorch's form)."""
         a = _In(grad_output, r, name="grad_output")
         return a.out(_engine.max_unpool_backward(NUMPY, a.x, a.other(indices, "indices")))
 

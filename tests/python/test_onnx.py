@@ -1,5 +1,5 @@
 """ONNX conventions against ONNX Runtime: asymmetric pads, auto_pad, count_include_pad=0, MaxPool indices with
-storage_order, LpPool and GlobalLpPool."""
+storage_order, LpPool and GlobalLpPool, dilated AveragePool and LpPool; MaxUnpool against ONNX's reference."""
 import math
 
 import numpy as np
@@ -7,6 +7,7 @@ import pytest
 import torch
 
 import poolkit
+import poolkit.torch
 from oracle import as_torch, bits_equal, close, new_rng
 
 onnx = pytest.importorskip("onnx", reason="the test command installs onnx and onnxruntime")
@@ -164,3 +165,140 @@ def test_global_lp_pool(case, tally):
     assert y.shape == y_ref.shape
     assert close(as_torch(y_ref), as_torch(y), float(np.abs(x).max()) * x[0, 0].size, ulps=16)
     tally("onnx GlobalLpPool", cases=1, bit_identical_outputs=bits_equal(as_torch(y_ref), as_torch(y)))
+
+
+def dilated_geometry(rng, r):
+    """Kernel, strides, dilations (up to 3), sizes and pads ONNX Runtime accepts (pads below the kernel)."""
+    k = [rng.randint(1, 4) for _ in range(r)]
+    s = [rng.randint(1, 3) for _ in range(r)]
+    d = [rng.randint(1, 3) for _ in range(r)]
+    sizes = [rng.randint(d_ * (k_ - 1) + 1, d_ * (k_ - 1) + 6) for k_, d_ in zip(k, d)]
+    pads = [rng.randint(0, min(k_ - 1, d_ * (k_ - 1) // 2)) for _ in range(2) for k_, d_ in zip(k, d)]
+    return k, s, d, sizes, pads
+
+
+@pytest.mark.parametrize("case", range(120))
+def test_dilated_average_and_lp_pool(case, tally):
+    """AveragePool and LpPool with dilations (opset 19), count_include_pad both ways, ceil_mode: ONNX's divisor
+    with count_include_pad=1 is the whole kernel, taps past the end of the padding in ceil_mode included."""
+    rng = new_rng("onnx_dilated_sum", case)
+    r = rng.randint(1, 3)
+    k, s, d, sizes, pads = dilated_geometry(rng, r)
+    x = ties(rng, [rng.randint(1, 2), rng.randint(1, 3)] + sizes, np.float32)
+    pad = pk_padding(pads, r, "NOTSET")
+    attrs = dict(kernel_shape=k, strides=s, dilations=d, pads=pads)
+    if rng.random() < 0.5:
+        op, include, ceil = "AveragePool", rng.randint(0, 1), rng.random() < 0.5
+        attrs.update(count_include_pad=include, ceil_mode=int(ceil))
+        y = getattr(poolkit, f"avg_pool{r}d")(x, k, s, pad, ceil, bool(include), dilation=d, convention="onnx")
+        op = f"{op} count_include_pad={include}"
+    else:
+        op, p, ceil = "LpPool", rng.choice([1, 2, 3]), False
+        attrs["p"] = p
+        y = getattr(poolkit, f"lp_pool{r}d")(x, p, k, s, padding=pad, dilation=d, convention="onnx")
+    (y_ref,) = run_onnx(op.split()[0], x, attrs, opset=19)
+    y_ref = ceil_overhang(y, y_ref, ceil, tally, f"onnx dilated {op}")
+    assert close(as_torch(y_ref), as_torch(y), float(np.abs(x).max()) * math.prod(k), ulps=16)
+    tally(f"onnx dilated {op}", cases=1, bit_identical_outputs=bits_equal(as_torch(y_ref), as_torch(y)))
+
+
+@pytest.mark.parametrize("case", range(40))
+def test_dilated_average_and_lp_backward(case):
+    """The backward of dilated average (adjoint of the forward checked above) and Lp pooling (central differences
+    in float64) under ONNX's conventions."""
+    rng = new_rng("onnx_dilated_sum_backward", case)
+    r = rng.randint(1, 3)
+    k, s, d, sizes, pads = dilated_geometry(rng, r)
+    x = np.random.default_rng(case).standard_normal([1, 2] + sizes)
+    pad = pk_padding(pads, r, "NOTSET")
+    if case % 2 == 0:
+        include, ceil = bool(rng.randint(0, 1)), rng.random() < 0.5
+        fwd = getattr(poolkit, f"avg_pool{r}d")
+        bwd = getattr(poolkit, f"avg_pool{r}d_backward")
+        y = fwd(x, k, s, pad, ceil, include, dilation=d, convention="onnx")
+        dy = np.random.default_rng(case + 1).standard_normal(y.shape)
+        dx = bwd(dy, x, k, s, pad, ceil, include, dilation=d, convention="onnx")
+        # <avg(x), dy> = <x, avg_backward(dy)> for the linear map avg
+        assert np.isclose(np.sum(y * dy), np.sum(x * dx), rtol=1e-12, atol=1e-12)
+        return
+    p = rng.choice([2, 3])
+    fwd = getattr(poolkit, f"lp_pool{r}d")
+    y = fwd(x, p, k, s, padding=pad, dilation=d, convention="onnx")
+    dy = np.random.default_rng(case + 1).standard_normal(y.shape)
+    dx = getattr(poolkit, f"lp_pool{r}d_backward")(dy, x, p, k, s, padding=pad, dilation=d, convention="onnx")
+    h = 1e-6
+    for flat in np.random.default_rng(case + 2).choice(x.size, size=min(6, x.size), replace=False):
+        e = np.zeros(x.size)
+        e[flat] = h
+        e = e.reshape(x.shape)
+        num = np.sum((fwd(x + e, p, k, s, padding=pad, dilation=d, convention="onnx") -
+                      fwd(x - e, p, k, s, padding=pad, dilation=d, convention="onnx")) * dy) / (2 * h)
+        assert np.isclose(dx.flat[flat], num, rtol=1e-5, atol=1e-6), (flat, dx.flat[flat], num)
+
+
+@pytest.mark.parametrize("fn", ["avg_pool2d", "lp_pool2d"])
+def test_dilated_sum_pools_need_onnx_convention(fn):
+    """PyTorch's avg_pool and lp_pool have no dilation: the torch convention refuses one, naming the keyword."""
+    x = np.zeros((1, 1, 5, 5), np.float32)
+    args = (x, 2) if fn == "avg_pool2d" else (x, 2, 2)
+    with pytest.raises(ValueError, match="dilation: .*convention='onnx'"):
+        getattr(poolkit, fn)(*args, dilation=2)
+    with pytest.raises(ValueError, match="convention: must be 'torch' or 'onnx'"):
+        getattr(poolkit, fn)(*args, convention="keras")
+    if fn == "avg_pool2d":
+        with pytest.raises(ValueError, match="divisor_override: ONNX's AveragePool has none"):
+            poolkit.avg_pool2d(x, 2, divisor_override=3, convention="onnx")
+
+
+def run_reference(op, inputs, attrs, opset=22):
+    """ONNX's own reference implementation (onnx.reference) of one node."""
+    from onnx.reference import ReferenceEvaluator
+    names = [f"in{i}" for i in range(len(inputs))]
+    node = helper.make_node(op, names, ["Y"], **attrs)
+    info = [helper.make_tensor_value_info(n, helper.np_dtype_to_tensor_dtype(v.dtype), list(v.shape))
+            for n, v in zip(names, inputs)]
+    graph = helper.make_graph([node], "g", info, [helper.make_tensor_value_info("Y", TensorProto.UNDEFINED, None)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    return ReferenceEvaluator(model).run(None, dict(zip(names, inputs)))[0]
+
+
+@pytest.mark.parametrize("case", range(60))
+def test_max_unpool_onnx_convention(case, tally):
+    """convention='onnx': ONNX MaxPool's whole-tensor indices fed back through MaxUnpool, output_shape enlarging the
+    output around them, against ONNX's reference (ONNX Runtime 1.20 reads the indices in the enlarged output's
+    shape instead, which fails ONNX's own node test test_maxunpool_export_with_output_shape)."""
+    rng = new_rng("onnx_unpool", case)
+    r = rng.randint(1, 3)
+    k = [rng.randint(1, 3) for _ in range(r)]
+    s = [rng.randint(1, 3) for _ in range(r)]
+    pads = [rng.randint(0, k_ - 1) // 2 for _ in range(2) for k_ in k]
+    # MaxPool's input of the size MaxUnpool infers back from the pooled size, so the indices count over it
+    inner = [(rng.randint(1, 4) - 1) * s_ + k_ - pads[a] - pads[a + r] for a, (s_, k_) in enumerate(zip(s, k))]
+    x = ties(rng, [rng.randint(1, 2), rng.randint(1, 3)] + inner, np.float32)
+    attrs = dict(kernel_shape=k, strides=s, pads=pads)
+    y, i = run_onnx("MaxPool", x, attrs, 2, opset=12)
+    out = [n + rng.randint(0, 2) for n in inner] if rng.random() < 0.7 else None
+    inputs = [y, i] + ([] if out is None else [np.array(list(x.shape[:2]) + out, np.int64)])
+    expected = run_reference("MaxUnpool", inputs, attrs)
+    pad = pk_padding(pads, r, "NOTSET")
+    got = getattr(poolkit, f"max_unpool{r}d")(y, i, k, s, pad, None if out is None else inputs[2], convention="onnx")
+    assert got.shape == expected.shape and np.array_equal(got, expected)
+    twin = getattr(poolkit.torch, f"max_unpool{r}d")(torch.from_numpy(y), torch.from_numpy(i), k, s, pad, out,
+                                                       convention="onnx")
+    assert torch.equal(twin, torch.from_numpy(expected))
+    tally("onnx MaxUnpool convention='onnx'", cases=1, bit_identical_outputs=1)
+
+
+def test_max_unpool_onnx_convention_refusals():
+    y = np.ones((1, 2, 2, 2), np.float32)
+    i = np.array([0, 2, 8, 10, 16, 18, 24, 26]).reshape(1, 2, 2, 2)
+    with pytest.raises(IndexError, match=r"indices: .*own \(n, c\) plane \[16, 32\) \(got 15 at \(0, 1, 0, 0\)\)"):
+        poolkit.max_unpool2d(y, np.where(i == 16, 15, i), 2, 2, convention="onnx")
+    with pytest.raises(ValueError, match=r"output_size: .*cover the unpooled size \(4, 4\)"):
+        poolkit.max_unpool2d(y, i, 2, 2, output_size=(3, 5), convention="onnx")
+    with pytest.raises(ValueError, match=r"output_size: N and C must be the input's \(1, 2\)"):
+        poolkit.max_unpool2d(y, i, 2, 2, output_size=(1, 1, 4, 4), convention="onnx")
+    with pytest.raises(TypeError, match="poolkit: indices: must be int64"):
+        poolkit.max_unpool2d(y, i.astype(np.float32), 2, 2, output_size=(5, 5), convention="onnx")
+    with pytest.raises(ValueError, match="convention: must be 'torch' or 'onnx'"):
+        poolkit.max_unpool2d(y, i, 2, 2, convention="tf")

@@ -5,8 +5,9 @@ import torch
 
 from .. import _core
 from .._layout import batched, from_data_format, require_nonempty, to_data_format, unbatch
-from .._params import check_avg_pool3d_input, output_size_list, spatial_size, window_geometry
-from ..functional import _avg_include_default, fractional_geometry, unpool_size
+from .._params import (check_avg_pool3d_input, check_convention, output_size_list, spatial_size, sum_pool_dilation,
+                       window_geometry)
+from ..functional import _avg_divisor, _avg_include_default, fractional_geometry, onnx_unpool, unpool_size
 from . import _autograd as A
 
 __all__ = []
@@ -57,29 +58,32 @@ def _make(r):
         g = window_geometry(a.x, kernel_size, stride, padding, dilation, ceil_mode)
         return _max_result(a, A.MaxPool.apply(a.x, g, bool(return_indices)), return_indices)
 
-    def avg_impl(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, data_format):
+    def avg_impl(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, dilation,
+                 convention, data_format):
         a = _In(input, r, data_format)
-        if r == 3:
+        d = sum_pool_dilation(dilation, convention, f"avg_pool{r}d")
+        if r == 3 and convention == "torch":
             check_avg_pool3d_input(a.x, kernel_size)
-        g = window_geometry(a.x, kernel_size, stride, padding, 1, ceil_mode)
-        cip = _avg_include_default(count_include_pad, padding)
-        return a.out(A.AvgPool.apply(a.x, g, cip, divisor_override))
+        g = window_geometry(a.x, kernel_size, stride, padding, d, ceil_mode)
+        cip, div = _avg_divisor(g, padding, count_include_pad, divisor_override, convention)
+        return a.out(A.AvgPool.apply(a.x, g, cip, div))
 
     if r == 1:
         def avg_pool(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=None, *,
-                     divisor_override=None, data_format="channels_first"):
+                     divisor_override=None, dilation=1, convention="torch", data_format="channels_first"):
             return avg_impl(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override,
-                            data_format)
+                            dilation, convention, data_format)
     else:
         def avg_pool(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=None,
-                     divisor_override=None, *, data_format="channels_first"):
+                     divisor_override=None, *, dilation=1, convention="torch", data_format="channels_first"):
             return avg_impl(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override,
-                            data_format)
+                            dilation, convention, data_format)
 
-    def lp_pool(input, norm_type, kernel_size, stride=None, ceil_mode=False, *, padding=0, convention="torch",
-                data_format="channels_first"):
+    def lp_pool(input, norm_type, kernel_size, stride=None, ceil_mode=False, *, padding=0, dilation=1,
+                convention="torch", data_format="channels_first"):
         a = _In(input, r, data_format)
-        g = window_geometry(a.x, kernel_size, stride, padding, 1, ceil_mode)
+        g = window_geometry(a.x, kernel_size, stride, padding, sum_pool_dilation(dilation, convention, f"lp_pool{r}d"),
+                            ceil_mode)
         return a.out(A.LpPool.apply(a.x, g, float(norm_type), convention))
 
     def adaptive_max_pool(input, output_size, return_indices=False):
@@ -102,10 +106,15 @@ def _make(r):
         res = A.FractionalMaxPool.apply(a.x, g, _random_samples, bool(return_indices))
         return _max_result(a, res, return_indices)
 
-    def max_unpool(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    def max_unpool(input, indices, kernel_size, stride=None, padding=0, output_size=None, *, convention="torch"):
+        check_convention(convention)
         a = _In(input, r)
         idx = a.other(indices, "indices")
-        out = unpool_size(a.x, kernel_size, stride, padding, output_size)
+        if convention == "onnx":
+            local, out = onnx_unpool(a.x, idx.numpy(), kernel_size, stride, padding, output_size)
+            idx = torch.from_numpy(local)
+        else:
+            out = unpool_size(a.x, kernel_size, stride, padding, output_size)
         return a.out(A.MaxUnpool.apply(a.x, idx, out))
 
     def mixed_pool(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=None,
