@@ -28,16 +28,16 @@ dY = Y;
 Z = poolkit.maxunpool(Y, I, sz);
 % name, call, the `poolkit bench` row doing the same work in C++ ('' when it has none)
 rows = {
-  'maxpool',                      @() poolkit.maxpool(X, [2 2], o{:}),                   'max-fwd float32';
+  'maxpool',                      @() poolkit.maxpool(X, [2 2], o{:}),                   'max-fwd';
   'maxpool + indx (linear)',      @() nth_out(2, @poolkit.maxpool, X, [2 2], o{:}),      'max-fwd +int64 argmax';
   'maxpool + indx (compact)',     @() nth_out(2, @poolkit.maxpool, X, [2 2], o{:}, 'Indices', 'compact'), ...
                                                                                          'max-fwd +uint8 argmax';
-  'avgpool',                      @() poolkit.avgpool(X, [2 2], o{:}),                   'avg-fwd float32';
+  'avgpool',                      @() poolkit.avgpool(X, [2 2], o{:}),                   'avg-fwd';
   'maxunpool (linear)',           @() poolkit.maxunpool(Y, I, sz),                       '';
   'maxunpool (compact)',          @() poolkit.maxunpool(Y, Ic, info),                    '';
   'maxpool_backward (linear)',    @() poolkit.maxpool_backward(dY, I, sz),               'max-bwd from int64';
   'maxpool_backward (compact)',   @() poolkit.maxpool_backward(dY, Ic, info),            'max-bwd from uint8';
-  'avgpool_backward',             @() poolkit.avgpool_backward(dY, size(X), [2 2], o{:}), 'avg-bwd float32';
+  'avgpool_backward',             @() poolkit.avgpool_backward(dY, size(X), [2 2], o{:}), 'avg-bwd';
   'maxunpool_backward (linear)',  @() poolkit.maxunpool_backward(Z, I),                  '';
   'maxunpool_backward (compact)', @() poolkit.maxunpool_backward(Z, Ic, info),           '';
   'fresh array of size(Y)',       @() zeros(size(Y), 'single'),                          '';
@@ -91,8 +91,9 @@ printf('%-30s %9s %10s   %-24s %9s %10s\n', 'poolkit MEX call', 'ms', 'x maxpool
 for k = 1:numel(t)
   tb = NaN;
   if ~isempty(rows{k, 3})
-    m = regexp(bench_out, ['nchw\s+' regexprep(rows{k, 3}, '\+', '\\+') '\S*\s+([0-9.]+)'], 'tokens', 'once');
-    if ~isempty(m), tb = str2double(m{1}); end
+    % the row's first number is its median ms
+    m = regexp(bench_out, ['nchw\s+' regexprep(rows{k, 3}, '\+', '\\+') '( float32)?\s+([0-9.]+)'], 'tokens', 'once');
+    if ~isempty(m), tb = str2double(m{end}); end
   end
   printf('%-30s %9.2f %10.2f   %-24s %9.2f %10.2f\n', rows{k, 1}, t(k), t(k) / t(1), rows{k, 3}, tb, t(k) / tb);
 end
