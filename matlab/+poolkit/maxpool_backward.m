@@ -4,5 +4,5 @@ function dX = maxpool_backward(dY, indx, inputSize, varargin)
 %   indx and inputSize as poolkit.maxpool returns them (linear indices and size(X), or the compact form and its
 %   struct). Cells chosen by several windows add their gradients.
 [dY, ~, host] = poolkit.internal.from_host(dY, varargin);
-dX = poolkit.internal.to_host(poolkit.internal.call('maxpool_backward', 1, {dY, indx, inputSize}), host);
+dX = poolkit.internal.to_host(poolkit.internal.call('maxpool_backward', {dY, indx, inputSize}), host);
 end

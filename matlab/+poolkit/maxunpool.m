@@ -7,7 +7,7 @@ function Z = maxunpool(X, indx, outputSize, varargin)
 %   Name-value options ('DataFormat') are accepted for MATLAB's signature; the indices say where X goes.
 [X, ~, host] = poolkit.internal.from_host(X, varargin);
 if isstruct(outputSize)
-  Z = poolkit.internal.call('maxunpool', 1, {X, indx, outputSize});
+  Z = poolkit.internal.call('maxunpool', {X, indx, outputSize});
 else
   Z = poolkit.pkmex('maxunpool', X, indx, outputSize);
 end

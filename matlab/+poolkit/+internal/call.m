@@ -1,8 +1,6 @@
-function varargout = call(op, nout, args)
-%CALL  One call of the MEX with the geometry arguments of a compact-index struct spliced in (see maxpool).
-%   args{k} may be the struct that maxpool returns as its third output with 'Indices','compact': it stands for
+function out = call(op, args)
+%CALL  The MEX on args, where the struct maxpool returns as its third output with 'Indices','compact' stands for
 %   its InputSize, PoolSize and options.
-out = {};
 for k = 1:numel(args)
   if isstruct(args{k}) && isfield(args{k}, 'PoolSize')
     s = args{k};
@@ -10,5 +8,5 @@ for k = 1:numel(args)
     break;
   end
 end
-[varargout{1:max(nout, 1)}] = poolkit.pkmex(op, args{:});
+out = poolkit.pkmex(op, args{:});
 end
