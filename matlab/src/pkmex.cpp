@@ -309,11 +309,14 @@ bool run(int nlhs, mxArray** plhs, int nrhs, const mxArray** prhs, MexError& err
 
 void mexFunction(int nlhs, mxArray* plhs[], int nrhs, const mxArray* prhs[]) {
   char id[64] = "", message[1024] = "";
-  {
+  try {
     pkmex::MexError err;
     if (pkmex::run(nlhs, plhs, nrhs, prhs, err)) return;
     std::snprintf(id, sizeof id, "%s", err.id.c_str());
     std::snprintf(message, sizeof message, "%s", err.message.c_str());
+  } catch (...) {  // e.g. no memory left to copy the message
+    std::snprintf(id, sizeof id, "poolkit:internal");
+    std::snprintf(message, sizeof message, "poolkit: an error could not be reported");
   }  // err's strings are released here; only plain buffers remain for the error call, which does not return
   mexErrMsgIdAndTxt(id, "%s", message);
 }
