@@ -1,0 +1,105 @@
+% seed000.m: seed 000's table in Octave (or MATLAB). X = single(randn(32, 32, 2, 16384)), 'SSCB', 2x2 pooling
+% with stride 2: every poolkit MEX call of the forward and backward pass, the best plain Octave code for the same
+% job (reshape to expose the 2x2 windows, then max / mean over them), and `poolkit bench --case seed` run
+% here in the same session. Run from the repository root after build.m:
+%   octave-cli matlab/examples/seed000.m
+% Times are medians of `reps` calls after one warm-up. In Octave every MEX output is copied once more on return
+% (Debian's Octave 7.3 is built without std::pmr, so mex.cc copies), and a fresh array costs its page faults: the
+% 'fresh array' rows time zeros() of the output's size, the floor of any call that returns a new array.
+here = fileparts(mfilename('fullpath'));
+addpath(fullfile(here, '..'));
+reps = 7;
+H = 32; W = 32; C = 2; B = 16384;
+randn('seed', 0);
+X = single(randn(H, W, C, B));
+o = {'Stride', 2, 'DataFormat', 'SSCB'};
+function t = time_it(f, reps)
+  f();
+  t = zeros(1, reps);
+  for r = 1:reps
+    t0 = tic; f(); t(r) = toc(t0);
+  end
+  t = median(t) * 1000;
+end
+% The outputs the backward calls take.
+[Y, I, sz] = poolkit.maxpool(X, [2 2], o{:});
+[~, Ic, info] = poolkit.maxpool(X, [2 2], o{:}, 'Indices', 'compact');
+dY = Y;
+Z = poolkit.maxunpool(Y, I, sz);
+% name, call, the `poolkit bench` row doing the same work in C++ ('' when it has none)
+rows = {
+  'maxpool',                      @() poolkit.maxpool(X, [2 2], o{:}),                   'max-fwd';
+  'maxpool + indx (linear)',      @() nth_out(2, @poolkit.maxpool, X, [2 2], o{:}),      'max-fwd +int64 argmax';
+  'maxpool + indx (compact)',     @() nth_out(2, @poolkit.maxpool, X, [2 2], o{:}, 'Indices', 'compact'), ...
+                                                                                         'max-fwd +uint8 argmax';
+  'avgpool',                      @() poolkit.avgpool(X, [2 2], o{:}),                   'avg-fwd';
+  'maxunpool (linear)',           @() poolkit.maxunpool(Y, I, sz),                       '';
+  'maxunpool (compact)',          @() poolkit.maxunpool(Y, Ic, info),                    '';
+  'maxpool_backward (linear)',    @() poolkit.maxpool_backward(dY, I, sz),               'max-bwd from int64';
+  'maxpool_backward (compact)',   @() poolkit.maxpool_backward(dY, Ic, info),            'max-bwd from uint8';
+  'avgpool_backward',             @() poolkit.avgpool_backward(dY, size(X), [2 2], o{:}), 'avg-bwd';
+  'maxunpool_backward (linear)',  @() poolkit.maxunpool_backward(Z, I),                  '';
+  'maxunpool_backward (compact)', @() poolkit.maxunpool_backward(Z, Ic, info),           '';
+  'fresh array of size(Y)',       @() zeros(size(Y), 'single'),                          '';
+  'fresh array of size(X)',       @() zeros(size(X), 'single'),                          '';
+};
+% Plain Octave for the same jobs: the windows as dimensions 1 and 3 of a reshape.
+win = @(A) reshape(A, 2, H/2, 2, W/2, C*B);
+plain = {
+  'maxpool',             @() reshape(max(max(win(X), [], 1), [], 3), H/2, W/2, C, B);
+  'maxpool + indx',      @() nth_out(2, @max, reshape(permute(win(X), [1 3 2 4 5]), 4, []), [], 1);
+  'avgpool',             @() reshape(sum(sum(win(X), 1), 3) / 4, H/2, W/2, C, B);
+  'maxunpool',           @() unpool_plain(Y, I, size(X));
+  'avgpool_backward',    @() repelem(dY / 4, 2, 2);
+  'maxunpool_backward',  @() Z(I);
+};
+function out = nth_out(n, f, varargin)
+  outs = cell(1, n);
+  [outs{:}] = f(varargin{:});
+  out = outs{n};
+end
+function Z = unpool_plain(Y, I, s)
+  Z = zeros(s, 'single');
+  Z(I) = Y;
+end
+% poolkit bench in the same session, same machine: the C++ library alone on the same case (NCHW is the
+% layout of 'SSCB' as the MEX hands it to the core).
+root = fileparts(fileparts(here));
+bench = '';
+for d = {getenv('POOLKIT_BUILD_DIR'), fullfile(root, 'build', 'release'), fullfile(root, 'build', 'dev'), ...
+         fullfile(root, 'build', 'matlab')}
+  if ~isempty(d{1}) && exist(fullfile(d{1}, 'tools', 'poolkit'), 'file')
+    bench = fullfile(d{1}, 'tools', 'poolkit');
+    break;
+  end
+end
+bench_out = '';
+if ~isempty(bench)
+  [~, bench_out] = system([bench ' bench --case seed --layout nchw 2>/dev/null']);
+end
+printf('seed 000 in Octave %s: X = single(randn(32, 32, 2, 16384)), ''SSCB'', 2x2 stride 2; median of %d, ms\n', ...
+       version(), reps);
+t = zeros(size(rows, 1), 1);
+for k = 1:size(rows, 1)
+  t(k) = time_it(rows{k, 2}, reps);
+end
+tp = zeros(size(plain, 1), 1);
+for k = 1:size(plain, 1)
+  tp(k) = time_it(plain{k, 2}, 3);
+end
+printf('%-30s %9s %10s   %-24s %9s %10s\n', 'poolkit MEX call', 'ms', 'x maxpool', 'poolkit bench row', 'ms', 'MEX/bench');
+for k = 1:numel(t)
+  tb = NaN;
+  if ~isempty(rows{k, 3})
+    % the row's first number is its median ms
+    m = regexp(bench_out, ['nchw\s+' regexprep(rows{k, 3}, '\+', '\\+') '( float32)?\s+([0-9.]+)'], 'tokens', 'once');
+    if ~isempty(m), tb = str2double(m{end}); end
+  end
+  printf('%-30s %9.2f %10.2f   %-24s %9.2f %10.2f\n', rows{k, 1}, t(k), t(k) / t(1), rows{k, 3}, tb, t(k) / tb);
+end
+printf('\n%-30s %9s %10s\n', 'plain Octave, same job', 'ms', 'x poolkit');
+match = [1 2 4 5 9 10];  % the poolkit row doing the same job
+for k = 1:numel(tp)
+  printf('%-30s %9.2f %10.1f\n', plain{k, 1}, tp(k), tp(k) / t(match(k)));
+end
+printf('\n%s bench --case seed --layout nchw\n%s', bench, bench_out);

@@ -1,0 +1,322 @@
+// The one MEX entry point of poolkit for MATLAB and GNU Octave: pkmex(op, ...), called by the .m wrappers in
+// +poolkit. Uses only the MEX API both share. No C++ exception leaves mexFunction: every error is caught, all
+// C++ objects are released, and only then mexErrMsgIdAndTxt is called.
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <new>
+
+#include "mx_args.hpp"
+#include "pool_plan.hpp"
+#include "poolkit/error.hpp"
+#include "poolkit/ops.hpp"
+#include "window_index.hpp"
+
+namespace pkmex {
+namespace {
+
+using poolkit::DType;
+
+// The output arrays of one call, destroyed unless handed to MATLAB.
+struct Outputs {
+  std::vector<mxArray*> arrays;
+  mxArray* add(mxArray* a) {
+    if (!a) throw std::bad_alloc();
+    arrays.push_back(a);
+    return a;
+  }
+  ~Outputs() { for (mxArray* a : arrays) mxDestroyArray(a); }
+  void release(mxArray** plhs) {
+    for (size_t i = 0; i < arrays.size(); ++i) plhs[i] = arrays[i];
+    arrays.clear();
+  }
+};
+
+DType float_dtype(const mxArray* a) { return mxGetClassID(a) == mxSINGLE_CLASS ? DType::f32 : DType::f64; }
+
+mxArray* uninit(const std::vector<int64_t>& dims, mxClassID cls) {
+  auto d = mw_dims(dims);
+  return mxCreateUninitNumericArray(mwSize(d.size()), d.data(), cls, mxREAL);
+}
+mxArray* zeros(const std::vector<int64_t>& dims, mxClassID cls) {
+  auto d = mw_dims(dims);
+  return mxCreateNumericArray(mwSize(d.size()), d.data(), cls, mxREAL);
+}
+
+mxClassID class_of(DType t) {
+  switch (t) {
+    case DType::u8: return mxUINT8_CLASS;
+    case DType::i16: return mxINT16_CLASS;
+    case DType::i32: return mxINT32_CLASS;
+    default: return mxDOUBLE_CLASS;
+  }
+}
+DType dtype_of_class(mxClassID c) {
+  return c == mxUINT8_CLASS ? DType::u8 : c == mxINT16_CLASS ? DType::i16 : DType::i32;
+}
+
+bool is_compact(const mxArray* indx) {
+  mxClassID c = mxGetClassID(indx);
+  return c == mxUINT8_CLASS || c == mxINT16_CLASS || c == mxINT32_CLASS;
+}
+
+// indx in MATLAB's form: real double, whole numbers in [1, limit]; returned 0-based through f(i, offset).
+template <class F>
+void for_each_linear(const mxArray* indx, int64_t limit, F&& f) {
+  if (mxGetClassID(indx) != mxDOUBLE_CLASS || mxIsComplex(indx) || mxIsSparse(indx))
+    bad("indx", "must be real double linear indices (or the compact form of 'Indices','compact'), got " +
+                    class_name(indx));
+  const double* v = static_cast<const double*>(mxGetData(indx));
+  int64_t n = int64_t(mxGetNumberOfElements(indx));
+  for (int64_t i = 0; i < n; ++i) {
+    double d = v[i];
+    if (!(d >= 1 && d <= double(limit)) || d != double(int64_t(d)))
+      bad("indx", "entry " + std::to_string(i + 1) + " is not a linear index in 1.." + std::to_string(limit),
+          "poolkit:badIndex");
+    f(i, int64_t(d) - 1);
+  }
+}
+
+// Compact indices for plan p: the class poolkit stores for its window size, one per output cell.
+void check_compact(const mxArray* indx, const Plan& p) {
+  DType want = poolkit::local_argmax_dtype(p.g);
+  if (mxGetClassID(indx) != class_of(want))
+    bad("indx", std::string("compact indices of this window must be ") +
+                    (want == DType::u8 ? "uint8" : want == DType::i16 ? "int16" : "int32") + ", got " +
+                    class_name(indx));
+  if (int64_t(mxGetNumberOfElements(indx)) != p.ynumel)
+    bad("indx", "must have one entry per pooled output (" + std::to_string(p.ynumel) + "), got " +
+                    std::to_string(mxGetNumberOfElements(indx)));
+}
+
+template <class F>
+void dispatch_taps(const mxArray* indx, F&& f) {
+  switch (mxGetClassID(indx)) {
+    case mxUINT8_CLASS: f(static_cast<const uint8_t*>(mxGetData(indx))); break;
+    case mxINT16_CLASS: f(static_cast<const int16_t*>(mxGetData(indx))); break;
+    default: f(static_cast<const int32_t*>(mxGetData(indx))); break;
+  }
+}
+
+void check_numel(const mxArray* a, int64_t n, const char* arg, const char* what) {
+  if (int64_t(mxGetNumberOfElements(a)) != n)
+    bad(arg, std::string("must have ") + what + " (" + std::to_string(n) + " elements), got " +
+                 std::to_string(mxGetNumberOfElements(a)));
+}
+
+template <class T>
+void copy_by_index(const WindowIndex& wi, const mxArray* indx, bool scatter, const T* src, T* dst, bool parallel) {
+  bool invalid = false;
+  dispatch_taps(indx, [&](auto taps) {
+    wi.for_each(taps, parallel, [&](int64_t y, int64_t x) {
+      if (x < 0) invalid = true;
+      else if (scatter) dst[x] = src[y];
+      else dst[y] = src[x];
+    });
+  });
+  if (invalid) bad("indx", "holds a tap outside its window or in the padding", "poolkit:badIndex");
+}
+
+// [Y, indx] = maxpool(X, poolsize, options...)
+void maxpool(int nlhs, mxArray** plhs, int nrhs, const mxArray** prhs, Outputs& out) {
+  if (nrhs < 2) bad("maxpool", "needs X and poolsize");
+  const mxArray* X = prhs[0];
+  check_float_array(X, "X");
+  Options o = parse_options(nrhs - 2, prhs + 2, {"stride", "padding", "dataformat", "poolformat", "indices"});
+  Plan p = make_plan(dims_of(X), prhs[1], o);
+  DType t = float_dtype(X);
+  mxArray* Y = out.add(uninit(p.ydims, mxGetClassID(X)));
+  poolkit::TensorView xv = p.x_view(mxGetData(X), t), yv = p.y_view(mxGetData(Y), t);
+  if (nlhs < 2) {
+    poolkit::max_pool_forward(p.g, xv, yv, {});
+  } else {
+    DType at = poolkit::local_argmax_dtype(p.g);
+    if (o.indices == "compact") {
+      mxArray* A = out.add(uninit(p.ydims, class_of(at)));
+      poolkit::max_pool_forward(p.g, xv, yv, p.y_view(mxGetData(A), at));
+    } else {
+      std::unique_ptr<int32_t[]> taps(new int32_t[size_t(p.ynumel)]);  // room for the widest compact form
+      poolkit::max_pool_forward(p.g, xv, yv, p.y_view(taps.get(), at));
+      mxArray* I = out.add(uninit(p.ydims, mxDOUBLE_CLASS));
+      double* ix = static_cast<double*>(mxGetData(I));
+      WindowIndex wi(p);
+      auto linear = [&](auto tp) { wi.for_each(tp, true, [&](int64_t y, int64_t x) { ix[y] = double(x + 1); }); };
+      if (at == DType::u8) linear(reinterpret_cast<const uint8_t*>(taps.get()));
+      else if (at == DType::i16) linear(reinterpret_cast<const int16_t*>(taps.get()));
+      else linear(taps.get());
+    }
+  }
+  out.release(plhs);
+}
+
+// Y = avgpool(X, poolsize, options...)
+void avgpool(int, mxArray** plhs, int nrhs, const mxArray** prhs, Outputs& out) {
+  if (nrhs < 2) bad("avgpool", "needs X and poolsize");
+  const mxArray* X = prhs[0];
+  check_float_array(X, "X");
+  Options o = parse_options(nrhs - 2, prhs + 2, {"stride", "padding", "dataformat", "poolformat", "paddingvalue"});
+  Plan p = make_plan(dims_of(X), prhs[1], o);
+  DType t = float_dtype(X);
+  mxArray* Y = out.add(uninit(p.ydims, mxGetClassID(X)));
+  poolkit::avg_pool_forward(p.g, poolkit::AvgOptions{!o.padding_mean, {}}, p.x_view(mxGetData(X), t),
+                            p.y_view(mxGetData(Y), t));
+  out.release(plhs);
+}
+
+// dX = avgpool_backward(dY, inputSize, poolsize, options...)
+void avgpool_backward(int, mxArray** plhs, int nrhs, const mxArray** prhs, Outputs& out) {
+  if (nrhs < 3) bad("avgpool_backward", "needs dY, inputSize and poolsize");
+  const mxArray* dY = prhs[0];
+  check_float_array(dY, "dY");
+  Options o = parse_options(nrhs - 3, prhs + 3, {"stride", "padding", "dataformat", "poolformat", "paddingvalue"});
+  Plan p = make_plan(int_values(prhs[1], "inputSize", 1), prhs[2], o);
+  check_numel(dY, p.ynumel, "dY", "the size of the pooled output");
+  DType t = float_dtype(dY);
+  mxArray* dX = out.add(uninit(p.xdims, mxGetClassID(dY)));
+  poolkit::avg_pool_backward(p.g, poolkit::AvgOptions{!o.padding_mean, {}}, p.y_view(mxGetData(dY), t),
+                             p.x_view(mxGetData(dX), t));
+  out.release(plhs);
+}
+
+// Z = maxunpool(X, indx, outputSize [, poolsize, options...]): Z = zeros(outputSize); Z(indx) = X.
+void maxunpool(int, mxArray** plhs, int nrhs, const mxArray** prhs, Outputs& out) {
+  if (nrhs < 3) bad("maxunpool", "needs X, indx and outputSize");
+  const mxArray *X = prhs[0], *indx = prhs[1];
+  check_float_array(X, "X");
+  std::vector<int64_t> size = int_values(prhs[2], "outputSize", 0);
+  mxClassID cls = mxGetClassID(X);
+  if (!is_compact(indx)) {
+    check_numel(indx, int64_t(mxGetNumberOfElements(X)), "indx", "one entry per element of X");
+    int64_t n = 1;
+    for (int64_t s : size) n *= s;
+    mxArray* Z = out.add(zeros(size, cls));
+    auto scatter = [&](auto* z, auto* x) { for_each_linear(indx, n, [&](int64_t i, int64_t o) { z[o] = x[i]; }); };
+    if (cls == mxSINGLE_CLASS) scatter(static_cast<float*>(mxGetData(Z)), static_cast<const float*>(mxGetData(X)));
+    else scatter(static_cast<double*>(mxGetData(Z)), static_cast<const double*>(mxGetData(X)));
+  } else {
+    if (nrhs < 4) bad("maxunpool", "compact indices need the pooling's poolsize and options");
+    Options o = parse_options(nrhs - 4, prhs + 4, {"stride", "padding", "dataformat", "poolformat"});
+    Plan p = make_plan(size, prhs[3], o);
+    check_compact(indx, p);
+    check_numel(X, p.ynumel, "X", "the size of the pooled output");
+    mxArray* Z = out.add(zeros(p.xdims, cls));
+    WindowIndex wi(p);  // serial: where windows overlap, the last output in X's order wins, as Z(indx) = X does
+    if (cls == mxSINGLE_CLASS)
+      copy_by_index(wi, indx, true, static_cast<const float*>(mxGetData(X)), static_cast<float*>(mxGetData(Z)), false);
+    else
+      copy_by_index(wi, indx, true, static_cast<const double*>(mxGetData(X)), static_cast<double*>(mxGetData(Z)), false);
+  }
+  out.release(plhs);
+}
+
+// dX = maxunpool_backward(dZ, indx [, poolsize, options...]): dX = dZ(indx), shaped like indx.
+void maxunpool_backward(int, mxArray** plhs, int nrhs, const mxArray** prhs, Outputs& out) {
+  if (nrhs < 2) bad("maxunpool_backward", "needs dZ and indx");
+  const mxArray *dZ = prhs[0], *indx = prhs[1];
+  check_float_array(dZ, "dZ");
+  mxClassID cls = mxGetClassID(dZ);
+  if (!is_compact(indx)) {
+    mxArray* dX = out.add(uninit(dims_of(indx), cls));
+    auto gather = [&](auto* dx, auto* dz) {
+      for_each_linear(indx, int64_t(mxGetNumberOfElements(dZ)), [&](int64_t i, int64_t o) { dx[i] = dz[o]; });
+    };
+    if (cls == mxSINGLE_CLASS) gather(static_cast<float*>(mxGetData(dX)), static_cast<const float*>(mxGetData(dZ)));
+    else gather(static_cast<double*>(mxGetData(dX)), static_cast<const double*>(mxGetData(dZ)));
+  } else {
+    if (nrhs < 3) bad("maxunpool_backward", "compact indices need the pooling's poolsize and options");
+    Options o = parse_options(nrhs - 3, prhs + 3, {"stride", "padding", "dataformat", "poolformat"});
+    Plan p = make_plan(dims_of(dZ), prhs[2], o);
+    check_compact(indx, p);
+    mxArray* dX = out.add(uninit(p.ydims, cls));
+    WindowIndex wi(p);
+    if (cls == mxSINGLE_CLASS)
+      copy_by_index(wi, indx, false, static_cast<const float*>(mxGetData(dZ)), static_cast<float*>(mxGetData(dX)), true);
+    else
+      copy_by_index(wi, indx, false, static_cast<const double*>(mxGetData(dZ)), static_cast<double*>(mxGetData(dX)), true);
+  }
+  out.release(plhs);
+}
+
+// dX = maxpool_backward(dY, indx, inputSize [, poolsize, options...]): dX = zeros(inputSize); dX(indx) += dY.
+void maxpool_backward(int, mxArray** plhs, int nrhs, const mxArray** prhs, Outputs& out) {
+  if (nrhs < 3) bad("maxpool_backward", "needs dY, indx and inputSize");
+  const mxArray *dY = prhs[0], *indx = prhs[1];
+  check_float_array(dY, "dY");
+  std::vector<int64_t> size = int_values(prhs[2], "inputSize", 1);
+  mxClassID cls = mxGetClassID(dY);
+  if (!is_compact(indx)) {
+    check_numel(indx, int64_t(mxGetNumberOfElements(dY)), "indx", "one entry per element of dY");
+    int64_t n = 1;
+    for (int64_t s : size) n *= s;
+    mxArray* dX = out.add(zeros(size, cls));
+    auto add = [&](auto* dx, auto* dy) { for_each_linear(indx, n, [&](int64_t i, int64_t o) { dx[o] += dy[i]; }); };
+    if (cls == mxSINGLE_CLASS) add(static_cast<float*>(mxGetData(dX)), static_cast<const float*>(mxGetData(dY)));
+    else add(static_cast<double*>(mxGetData(dX)), static_cast<const double*>(mxGetData(dY)));
+  } else {
+    if (nrhs < 4) bad("maxpool_backward", "compact indices need the pooling's poolsize and options");
+    Options o = parse_options(nrhs - 4, prhs + 4, {"stride", "padding", "dataformat", "poolformat"});
+    Plan p = make_plan(size, prhs[3], o);
+    check_compact(indx, p);
+    check_numel(dY, p.ynumel, "dY", "the size of the pooled output");
+    DType t = float_dtype(dY);
+    mxArray* dX = out.add(uninit(p.xdims, cls));
+    poolkit::max_pool_backward(p.g, p.y_view(mxGetData(dY), t),
+                               p.y_view(mxGetData(indx), dtype_of_class(mxGetClassID(indx))), {},
+                               p.x_view(mxGetData(dX), t));
+  }
+  out.release(plhs);
+}
+
+const char* error_id(poolkit::ErrorKind k) {
+  switch (k) {
+    case poolkit::ErrorKind::Index: return "poolkit:badIndex";
+    case poolkit::ErrorKind::Overflow: return "poolkit:tooLarge";
+    default: return "poolkit:badInput";
+  }
+}
+
+// Runs one call; any error comes back as (id, message) with every C++ object of the call released.
+bool run(int nlhs, mxArray** plhs, int nrhs, const mxArray** prhs, MexError& err) {
+  try {
+    Outputs out;
+    if (nrhs < 1 || !is_text(prhs[0])) bad("pkmex", "the first argument must name the operation");
+    std::string op = text(prhs[0], "operation");
+    using Fn = void (*)(int, mxArray**, int, const mxArray**, Outputs&);
+    Fn fn = op == "maxpool"              ? maxpool
+            : op == "avgpool"            ? avgpool
+            : op == "maxunpool"          ? maxunpool
+            : op == "maxpool_backward"   ? maxpool_backward
+            : op == "avgpool_backward"   ? avgpool_backward
+            : op == "maxunpool_backward" ? maxunpool_backward
+                                         : nullptr;
+    if (!fn) bad("pkmex", "unknown operation '" + op + "'");
+    fn(nlhs, plhs, nrhs - 1, prhs + 1, out);
+    return true;
+  } catch (const MexError& e) {
+    err = e;
+  } catch (const poolkit::Error& e) {
+    err = {error_id(e.kind()), e.what()};
+  } catch (const std::bad_alloc&) {
+    err = {"poolkit:outOfMemory", "out of memory"};
+  } catch (const std::exception& e) {
+    err = {"poolkit:internal", e.what()};
+  }
+  return false;
+}
+
+}  // namespace
+}  // namespace pkmex
+
+void mexFunction(int nlhs, mxArray* plhs[], int nrhs, const mxArray* prhs[]) {
+  char id[64] = "", message[1024] = "";
+  try {
+    pkmex::MexError err;
+    if (pkmex::run(nlhs, plhs, nrhs, prhs, err)) return;
+    std::snprintf(id, sizeof id, "%s", err.id.c_str());
+    std::snprintf(message, sizeof message, "%s", err.message.c_str());
+  } catch (...) {  // e.g. no memory left to copy the message
+    std::snprintf(id, sizeof id, "poolkit:internal");
+    std::snprintf(message, sizeof message, "poolkit: an error could not be reported");
+  }  // err's strings are released here; only plain buffers remain for the error call, which does not return
+  mexErrMsgIdAndTxt(id, "%s", message);
+}

@@ -1,0 +1,59 @@
+#pragma once
+// MATLAB's linear indices from poolkit's compact argmax: for every output cell, in Y's column-major order, the
+// 0-based linear offset into X of the window cell its tap names (taps numbered row-major over the core's axes,
+// which is column-major over MATLAB's pooled dimensions).
+#include <cstdint>
+#include <vector>
+
+#include "pool_plan.hpp"
+
+namespace pkmex {
+
+class WindowIndex {
+ public:
+  explicit WindowIndex(const Plan& p);
+  int64_t window_cells() const { return int64_t(tap_offset_.size()); }
+
+  // f(y, x) for every output y, with x the offset in X of tap taps[y], or -1 when that tap is not a cell of
+  // X (outside the window or in the padding). Threads split the outputs when `parallel`.
+  template <class Tap, class F>
+  void for_each(const Tap* taps, bool parallel, F&& f) const {
+    const int64_t inner = ydims_[0], outer = total_ / inner;
+#pragma omp parallel for schedule(static) if (parallel && outer > 1)
+    for (int64_t q = 0; q < outer; ++q) {
+      int64_t base = 0, rest = q;
+      int64_t origin[3] = {0, 0, 0};
+      for (size_t i = 1; i < ydims_.size(); ++i) {
+        int64_t c = rest % ydims_[i];
+        rest /= ydims_[i];
+        base += coord_offset_[i][c];
+        if (axis_of_[i] >= 0) origin[axis_of_[i]] = coord_origin_[i][c];
+      }
+      for (int64_t k = 0; k < inner; ++k) {
+        int64_t y = q * inner + k;
+        int64_t t = int64_t(taps[y]);
+        if (axis_of_[0] >= 0) origin[axis_of_[0]] = coord_origin_[0][k];
+        bool ok = t >= 0 && t < window_cells();
+        if (ok && check_)
+          for (int a = 0; a < rank_; ++a) {
+            int64_t pos = origin[a] + tap_pos_[t * rank_ + a];
+            ok = ok && pos >= 0 && pos < in_[a];
+          }
+        f(y, ok ? base + coord_offset_[0][k] + tap_offset_[t] : int64_t(-1));
+      }
+    }
+  }
+
+ private:
+  int rank_;
+  bool check_;                                     // windows reach into the padding: check each tap
+  int64_t total_;
+  int64_t in_[3];
+  std::vector<int64_t> ydims_;
+  std::vector<int> axis_of_;                       // MATLAB dimension -> core axis, or -1
+  std::vector<std::vector<int64_t>> coord_offset_;  // [dim][coord]: offset in X of that output coordinate
+  std::vector<std::vector<int64_t>> coord_origin_;  // [dim][coord]: window origin (pooled dims)
+  std::vector<int64_t> tap_offset_, tap_pos_;       // [tap], [tap * rank + axis]
+};
+
+}  // namespace pkmex

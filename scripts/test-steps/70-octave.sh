@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# poolkit's MATLAB interface (matlab/), tested in GNU Octave: installs octave and liboctave-dev when missing,
+# builds the MEX with matlab/build.m (against step 10's build/release library), then runs tests/matlab. Any
+# failing test, or a run that tests nothing, fails the step.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+start=$SECONDS
+if ! command -v octave-cli >/dev/null || ! command -v mkoctfile >/dev/null; then
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq octave liboctave-dev >/dev/null
+fi
+mkdir -p build
+quiet() { grep -v "ignoring const execution_exception" "$1" || true; }  # Octave 7's harmless line at exit
+rm -f matlab/+poolkit/pkmex.mex
+rc=0
+octave-cli --eval "run('matlab/build.m')" > build/octave-build.log 2>&1 || rc=$?
+quiet build/octave-build.log
+if [ "$rc" -ne 0 ] || [ ! -f matlab/+poolkit/pkmex.mex ]; then
+  echo "70-octave: matlab/build.m failed" >&2
+  exit 1
+fi
+octave-cli tests/matlab/run_tests.m > build/octave-tests.log 2>&1 || rc=$?
+quiet build/octave-tests.log
+grep -Eq '^[1-9][0-9]* passed, 0 failed$' build/octave-tests.log || rc=1
+echo "70-octave: $((SECONDS - start)) s"
+exit "$rc"
