@@ -13,7 +13,7 @@ T = torch.randn(1, 2, 6, 6)
 
 @pytest.fixture
 def no_core(monkeypatch):
-    """The operators' C++ entry points made unreachable: a refusal that got that far fails with AttributeError."""
+    """The operators' C++ entry points made unreachable: a refusal that got that far fails with another error."""
     monkeypatch.setattr(_engine, "_core", None)
 
 
