@@ -35,18 +35,19 @@ def _listed(names):
     return ", ".join(names[:-1]) + " or " + names[-1]
 
 
-def check_dtype(family, a, name):
-    """Raises TypeError unless array a (NumPy or torch) has a dtype the family takes, in native byte order."""
-    if a is None:
-        return
-    got = _dtype_name(a)
+def check_dtype(family, **arrays):
+    """Raises TypeError unless each array (NumPy or torch; None: absent), named by its keyword, has a dtype the
+    family takes, in native byte order."""
     accepted = ACCEPTED[family]
-    if isinstance(a.dtype, np.dtype) and not a.dtype.isnative:
-        raise TypeError(f"poolkit: {name}: must be in native byte order ({_listed(accepted)}); got {got} stored "
-                        f"byte-swapped ({a.dtype.str}): convert with .astype({got!r})")
-    if got in accepted or (got in INTEGER and family in INTEGERS_TO_CORE):
-        return
-    raise TypeError(f"poolkit: {name}: {family} takes {_listed(accepted)} (got {got})")
+    for name, a in arrays.items():
+        if a is None:
+            continue
+        got = _dtype_name(a)
+        if isinstance(a.dtype, np.dtype) and not a.dtype.isnative:
+            raise TypeError(f"poolkit: {name}: must be in native byte order ({_listed(accepted)}); got {got} stored "
+                            f"byte-swapped ({a.dtype.str}): convert with .astype({got!r})")
+        if got not in accepted and not (got in INTEGER and family in INTEGERS_TO_CORE):
+            raise TypeError(f"poolkit: {name}: {family} takes {_listed(accepted)} (got {got})")
 
 
 def as_array(x, name):

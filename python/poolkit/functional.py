@@ -9,8 +9,8 @@ import numpy as np
 
 from . import _core, _engine
 from ._layout import NUMPY, batched, from_data_format, is_channels_last, require_nonempty, to_data_format, unbatch
-from ._types import as_array, check_dtype
 from ._params import check_avg_pool3d_input, int_list, output_size_list, spatial_size, window_geometry
+from ._types import as_array, check_dtype
 
 __all__ = []
 
@@ -220,7 +220,7 @@ def _make_adaptive(r):
 
 def fractional_geometry(x, kernel_size, output_size, output_ratio):
     """The geometry of fractional max pooling of (N, C, spatial...) x (shared with poolkit.torch)."""
-    check_dtype("fractional_max_pool", x, "input")  # before the samples are drawn in x's dtype
+    check_dtype("fractional_max_pool", input=x)  # before the samples are drawn in x's dtype
     in_size = spatial_size(x)
     k = int_list(kernel_size, "kernel_size")
     if output_size is None and output_ratio is None:
