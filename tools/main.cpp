@@ -12,7 +12,7 @@ void usage(FILE* out) {
   std::fprintf(out,
                "poolkit - neural-network pooling operators, forward and backward\n"
                "\n"
-               "usage: poolkit <command> [options]\n"
+               "usage: poolkit <command> [options]    poolkit --version\n"
                "\n"
                "commands:\n"
                "  demo     walk through max and average pooling on small worked examples\n"
@@ -33,6 +33,10 @@ int main(int argc, char** argv) {
   try {
     if (cmd == "--help" || cmd == "-h" || cmd == "help") {
       usage(stdout);
+      return 0;
+    }
+    if (cmd == "--version") {
+      std::printf("poolkit %s\n", POOLKIT_VERSION);
       return 0;
     }
     if (cmd == "demo") return poolkit::cli::demo(argc - 1, argv + 1);

@@ -5,8 +5,7 @@ autograd and poolkit.torch.nn the modules."""
 from . import _core
 from .functional import *  # noqa: F401,F403
 from .functional import __all__ as _functional_all
-
-__version__ = "0.1.0"
+from ._version import __version__  # noqa: F401
 
 
 def set_cache_limit(nbytes):

@@ -2,6 +2,7 @@
 layout with the array's own library, then call the C++ operator (which writes them in place)."""
 from . import _core
 from ._layout import is_channels_last
+from ._types import check_dtype
 
 
 def out_shape(g, x):
@@ -25,6 +26,7 @@ def index_buffer(kind, g, x, form):
 
 
 def max_pool(kind, g, x, form):
+    check_dtype("max_pool", input=x)
     y = _alloc_like_output(kind, g, x)
     am = index_buffer(kind, g, x, form)
     _core.max_pool_forward(g, x, y, am)
@@ -32,6 +34,7 @@ def max_pool(kind, g, x, form):
 
 
 def max_pool_backward(kind, g, dy, am, x, x_shape=None, channels_last=None):
+    check_dtype("max_pool", grad_output=dy, input=x)
     ref = x if x is not None else dy
     shape = list(x.shape) if x is not None else x_shape
     cl = is_channels_last(ref) if channels_last is None else channels_last
@@ -41,54 +44,63 @@ def max_pool_backward(kind, g, dy, am, x, x_shape=None, channels_last=None):
 
 
 def avg_pool(kind, g, x, count_include_pad, divisor_override):
+    check_dtype("avg_pool", input=x)
     y = _alloc_like_output(kind, g, x)
     _core.avg_pool_forward(g, bool(count_include_pad), divisor_override, x, y)
     return y
 
 
 def avg_pool_backward(kind, g, dy, x_shape, channels_last, count_include_pad, divisor_override):
+    check_dtype("avg_pool", grad_output=dy)
     dx = _grad_input(kind, x_shape, dy.dtype, channels_last)
     _core.avg_pool_backward(g, bool(count_include_pad), divisor_override, dy, dx)
     return dx
 
 
 def lp_pool(kind, g, x, norm_type, convention):
+    check_dtype("lp_pool", input=x)
     y = _alloc_like_output(kind, g, x)
     _core.lp_pool_forward(g, float(norm_type), convention, x, y)
     return y
 
 
 def lp_pool_backward(kind, g, dy, x, norm_type, convention):
+    check_dtype("lp_pool", grad_output=dy, input=x)
     dx = _grad_input(kind, list(x.shape), dy.dtype, is_channels_last(x))
     _core.lp_pool_backward(g, float(norm_type), convention, dy, x, dx)
     return dx
 
 
 def mixed_pool(kind, g, x, lambda_, count_include_pad, divisor_override):
+    check_dtype("mixed_pool", input=x)
     y = _alloc_like_output(kind, g, x)
     _core.mixed_pool_forward(g, float(lambda_), bool(count_include_pad), divisor_override, x, y)
     return y
 
 
 def mixed_pool_backward(kind, g, dy, x, lambda_, count_include_pad, divisor_override):
+    check_dtype("mixed_pool", grad_output=dy, input=x)
     dx = _grad_input(kind, list(x.shape), dy.dtype, is_channels_last(x))
     dlambda = _core.mixed_pool_backward(g, float(lambda_), bool(count_include_pad), divisor_override, dy, x, dx)
     return dx, dlambda
 
 
 def stochastic_pool(kind, g, x, training, seed):
+    check_dtype("stochastic_pool", input=x)
     y = _alloc_like_output(kind, g, x)
     _core.stochastic_pool_forward(g, bool(training), int(seed), x, y)
     return y
 
 
 def stochastic_pool_backward(kind, g, dy, x, training, seed):
+    check_dtype("stochastic_pool", grad_output=dy, input=x)
     dx = _grad_input(kind, list(x.shape), dy.dtype, is_channels_last(x))
     _core.stochastic_pool_backward(g, bool(training), int(seed), dy, x, dx)
     return dx
 
 
 def fractional_max_pool(kind, g, samples, x, form):
+    check_dtype("fractional_max_pool", input=x)
     y = _alloc_like_output(kind, g, x)
     am = index_buffer(kind, g, x, form)
     _core.fractional_max_pool_forward(g, samples, x, y, am)
@@ -96,6 +108,7 @@ def fractional_max_pool(kind, g, samples, x, form):
 
 
 def fractional_max_pool_backward(kind, g, samples, dy, am, x, x_shape=None, channels_last=None):
+    check_dtype("fractional_max_pool", grad_output=dy, input=x)
     shape = list(x.shape) if x is not None else x_shape
     cl = is_channels_last(x if x is not None else dy) if channels_last is None else channels_last
     dx = _grad_input(kind, shape, dy.dtype, cl)
@@ -104,12 +117,14 @@ def fractional_max_pool_backward(kind, g, samples, dy, am, x, x_shape=None, chan
 
 
 def max_unpool(kind, x, indices, out_spatial):
+    check_dtype("max_unpool", input=x)
     y = kind.empty([int(x.shape[0]), int(x.shape[1])] + list(out_spatial), x.dtype, is_channels_last(x))
     _core.max_unpool_forward(x, indices, y)
     return y
 
 
 def max_unpool_backward(kind, dy, indices):
+    check_dtype("max_unpool", grad_output=dy)
     dx = kind.empty(list(indices.shape), dy.dtype, is_channels_last(dy))
     _core.max_unpool_backward(dy, indices, dx)
     return dx

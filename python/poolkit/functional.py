@@ -11,6 +11,7 @@ from . import _core, _engine
 from ._layout import NUMPY, batched, from_data_format, is_channels_last, require_nonempty, to_data_format, unbatch
 from ._params import (check_avg_pool3d_input, check_convention, int_list, output_size_list, spatial_size,
                       sum_pool_dilation, unpool_pads, window_geometry)
+from ._types import as_array, check_dtype
 
 __all__ = []
 
@@ -21,11 +22,7 @@ def _is_torch(x):
 
 
 def _as_numpy(x, name="input"):
-    if isinstance(x, np.ndarray):
-        return x
-    if hasattr(x, "__dlpack__"):
-        return np.from_dlpack(x)
-    return np.asarray(x)
+    return as_array(x, name)
 
 
 def _torch_twin(name):
@@ -246,6 +243,7 @@ def _make_adaptive(r):
 
 def fractional_geometry(x, kernel_size, output_size, output_ratio):
     """The geometry of fractional max pooling of (N, C, spatial...) x (shared with poolkit.torch)."""
+    check_dtype("fractional_max_pool", input=x)  # before the samples are drawn in x's dtype
     in_size = spatial_size(x)
     k = int_list(kernel_size, "kernel_size")
     if output_size is None and output_ratio is None:
@@ -441,21 +439,21 @@ def global_lp_pool(input, norm_type=2, *, data_format="channels_first"):
 
 def global_max_pool_backward(grad_output, input, indices=None, *, data_format="channels_first"):
     x, g = _global_in(input, data_format)
-    dy = from_data_format(_as_numpy(grad_output), data_format)
-    idx = None if indices is None else from_data_format(_as_numpy(indices), data_format)
+    dy = from_data_format(_as_numpy(grad_output, "grad_output"), data_format)
+    idx = None if indices is None else from_data_format(_as_numpy(indices, "indices"), data_format)
     return to_data_format(_engine.max_pool_backward(NUMPY, g, dy, idx, x), data_format)
 
 
 def global_avg_pool_backward(grad_output, input, *, data_format="channels_first"):
     x, g = _global_in(input, data_format)
-    dy = from_data_format(_as_numpy(grad_output), data_format)
+    dy = from_data_format(_as_numpy(grad_output, "grad_output"), data_format)
     return to_data_format(_engine.avg_pool_backward(NUMPY, g, dy, list(x.shape), is_channels_last(x), False, None),
                           data_format)
 
 
 def global_lp_pool_backward(grad_output, input, norm_type=2, *, data_format="channels_first"):
     x, g = _global_in(input, data_format)
-    dy = from_data_format(_as_numpy(grad_output), data_format)
+    dy = from_data_format(_as_numpy(grad_output, "grad_output"), data_format)
     return to_data_format(_engine.lp_pool_backward(NUMPY, g, dy, x, norm_type, "onnx"), data_format)
 
 
