@@ -18,6 +18,9 @@ cmake -S . -B $build -G Ninja -DCMAKE_BUILD_TYPE=Release -DPOOLKIT_WITH_CUDA=ON 
   -DCMAKE_CUDA_ARCHITECTURES="$arch" >/dev/null
 cmake --build $build -j"$jobs"
 
+echo "=== the default build's fatbin holds every architecture of the default list"
+bash scripts/check-cuda-fatbin.sh
+
 echo "=== CPU suite (includes the kernels' index arithmetic on the host)"
 ctest --test-dir $build --output-on-failure -j"$jobs"
 
