@@ -17,8 +17,9 @@ import subprocess
 import sys
 
 NUM = r"\s+([\d.]+)"
-# case, layout, operator, then ms, GB/s, copy GB/s, of copy, read GB/s, write GB/s, limit ms, of limit
-ROW = re.compile(r"^(\S+)\s+(nchw|nhwc)\s+(.+?)" + NUM * 8 + r"\s*$")
+# case, layout, operator, then ms, GB/s, copy GB/s, of copy, and (binaries since the limit) read GB/s, write GB/s,
+# limit ms, of limit
+ROW = re.compile(r"^(\S+)\s+(nchw|nhwc)\s+(.+?)" + NUM * 4 + "(?:" + NUM * 4 + r")?\s*$")
 
 
 def run(poolkit, threads, extra):
@@ -28,8 +29,9 @@ def run(poolkit, threads, extra):
     for line in out.splitlines():
         m = ROW.match(line)
         if m:
-            # ms, fraction of copy, fraction of the limit
-            rows[(m.group(1), m.group(2), m.group(3))] = (float(m.group(4)), float(m.group(7)), float(m.group(11)))
+            # ms, fraction of copy, fraction of the limit (None from older binaries)
+            rows[(m.group(1), m.group(2), m.group(3))] = (float(m.group(4)), float(m.group(7)),
+                                                         float(m.group(11)) if m.group(11) else None)
     if not rows:
         sys.exit("bench_table: no rows in the output of poolkit bench")
     return rows

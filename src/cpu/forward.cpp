@@ -11,6 +11,7 @@
 #include "common.hpp"
 #include "generic.hpp"
 #include "half.hpp"
+#include "plane_average.hpp"
 #include "plane_blocks.hpp"
 #include "prefetch.hpp"
 
@@ -217,6 +218,11 @@ bool k3s2_forward(const Forward& f, DType dt) {
   });
 }
 
+// Is the axis one window over all of its cells (global pooling, adaptive pooling to one output)?
+bool one_window(const AxisTable& a) {
+  return a.axis.out == 1 && a.axis.step() == 1 && a.pos(0, a.first[0]) == 0 && a.last[0] - a.first[0] == a.axis.in;
+}
+
 bool simd_forward(Forward& f, const TensorView& x, const TensorView& y) {
   const bool f32 = x.dtype == DType::f32, wide = x.dtype == DType::f64;
   if (!f32 && !wide && x.dtype != DType::bf16 && x.dtype != DType::f16) return false;
@@ -244,6 +250,10 @@ bool simd_forward(Forward& f, const TensorView& x, const TensorView& y) {
     xstep = plane_step(f.x, f.N, f.C), ystep = plane_step(f.y, f.N, f.C);
     if (xstep < 0 || ystep < 0)
       outer = f.N, oxs = f.x.s[0], oys = f.y.s[0], planes = f.C, xstep = f.x.s[1], ystep = f.y.s[1];
+    if (!f.is_max && one_window(f.tab.t) && one_window(f.tab.h) && one_window(f.tab.w) &&
+        plane_average_forward(f.x, f.y, x.dtype, f.N, f.C, f.tab.t.axis.in, f.tab.h.axis.in, f.tab.w.axis.in,
+                              double(f.divisor(0, 0, 0)), f.work))
+      return true;
     if (k3s2_forward(f, x.dtype)) return true;
     if (blocks_pay(f.tab) && blocked_forward(f)) return true;
   } else if (last) {

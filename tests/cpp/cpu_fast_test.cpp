@@ -282,7 +282,7 @@ TEST_F(CpuFast, RowRunsDownPlanesMatchReference) {
 TEST_F(CpuFast, SmallPlanesInBlocksMatchReference) {
   const Geometry geoms[] = {adaptive_geometry({13, 13}, {7, 7}), adaptive_geometry({5, 9}, {3, 4}),
                             global_geometry({7, 7}),             adaptive_geometry({10}, {4}),
-                            adaptive_geometry({4, 5, 6}, {2, 3, 2}),
+                            adaptive_geometry({4, 5, 6}, {2, 3, 2}), global_geometry({2, 3, 5}),
                             torch_geometry({6, 9}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, true)};
   for (const Geometry& g : geoms)
     for (DType dt : {DType::f32, DType::f64, DType::bf16, DType::f16})

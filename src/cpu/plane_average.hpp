@@ -1,0 +1,23 @@
+#pragma once
+// Global average forward of channels-first planes whose cells lie back to back: each plane's sum in the
+// reference's order (from +0, cell by cell), k planes side by side in the lanes of 128-bit vectors.
+#include "common.hpp"
+
+namespace poolkit::cpu {
+
+struct PlaneAverageJob {
+  const void* x = nullptr;
+  void* y = nullptr;
+  int64_t x_plane = 0, y_plane = 0;  // elements between consecutive planes / outputs
+  int64_t planes = 0, cells = 0;     // cells >= the lanes of a 128-bit vector
+  double divisor = 1;
+};
+void plane_average_f32(const PlaneAverageJob& j);
+void plane_average_f64(const PlaneAverageJob& j);
+
+// y (N, C, 1, 1, 1) = the average of each (T, H, W) plane of x, for float32 / float64 planes of packed cells
+// evenly spaced; false (nothing written) where it does not apply.
+bool plane_average_forward(const View5& x, const View5& y, DType dt, int64_t N, int64_t C, int64_t T, int64_t H,
+                           int64_t W, double divisor, int64_t work);
+
+}  // namespace poolkit::cpu
