@@ -72,7 +72,23 @@ void plane_average(const PlaneAverageJob& j) {
 #endif
 }
 
+template <class T>
+void block_average(const BlockAverageJob& j) {
+  const hn::ScalableTag<T> d;
+  const int64_t N = int64_t(hn::Lanes(d));
+  const T* x = static_cast<const T*>(j.x);
+  T* y = static_cast<T*>(j.y);
+  for (int64_t l = 0; l < j.lanes; l += N)
+    for (int64_t o = 0; o < j.outputs; ++o) {
+      auto sum = hn::Zero(d);
+      for (int64_t t = j.first[o]; t < j.first[o + 1]; ++t) sum = hn::Add(sum, hn::LoadU(d, x + j.tap[t] + l));
+      hn::StoreU(hn::Div(sum, hn::Set(d, T(j.divisor[o]))), d, y + j.out_at[o] + l);
+    }
+}
+
 void PlaneAverageF32(const PlaneAverageJob& j) { plane_average<float>(j); }
+void BlockAverageF32(const BlockAverageJob& j) { block_average<float>(j); }
+void BlockAverageF64(const BlockAverageJob& j) { block_average<double>(j); }
 void PlaneAverageF64(const PlaneAverageJob& j) { plane_average<double>(j); }
 
 }  // namespace poolkit::cpu::HWY_NAMESPACE
@@ -85,6 +101,10 @@ HWY_EXPORT(PlaneAverageF32);
 HWY_EXPORT(PlaneAverageF64);
 void plane_average_f32(const PlaneAverageJob& j) { HWY_DYNAMIC_DISPATCH(PlaneAverageF32)(j); }
 void plane_average_f64(const PlaneAverageJob& j) { HWY_DYNAMIC_DISPATCH(PlaneAverageF64)(j); }
+HWY_EXPORT(BlockAverageF32);
+HWY_EXPORT(BlockAverageF64);
+void block_average_f32(const BlockAverageJob& j) { HWY_DYNAMIC_DISPATCH(BlockAverageF32)(j); }
+void block_average_f64(const BlockAverageJob& j) { HWY_DYNAMIC_DISPATCH(BlockAverageF64)(j); }
 
 bool plane_average_forward(const View5& x, const View5& y, DType dt, int64_t N, int64_t C, int64_t T, int64_t H,
                            int64_t W, double divisor, int64_t work) {

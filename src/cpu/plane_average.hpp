@@ -15,6 +15,18 @@ struct PlaneAverageJob {
 void plane_average_f32(const PlaneAverageJob& j);
 void plane_average_f64(const PlaneAverageJob& j);
 
+// Average pooling of a channels-last block of planes in the cache (see plane_blocks.hpp): output o (elements
+// out_at[o] of y on) = the sum from +0 of the block's x at tap[t], t in [first[o], first[o + 1]) in that (window)
+// order, divided by divisor[o]; for `lanes` lanes from each offset (a multiple of the vector's lanes, at most 16).
+struct BlockAverageJob {
+  const void* x = nullptr;
+  void* y = nullptr;
+  int64_t lanes = 0, outputs = 0;
+  const int64_t *tap = nullptr, *first = nullptr, *out_at = nullptr, *divisor = nullptr;
+};
+void block_average_f32(const BlockAverageJob& j);
+void block_average_f64(const BlockAverageJob& j);
+
 // y (N, C, 1, 1, 1) = the average of each (T, H, W) plane of x, for float32 / float64 planes of packed cells
 // evenly spaced; false (nothing written) where it does not apply.
 bool plane_average_forward(const View5& x, const View5& y, DType dt, int64_t N, int64_t C, int64_t T, int64_t H,

@@ -276,6 +276,26 @@ TEST_F(CpuFast, RowRunsDownPlanesMatchReference) {
         }
 }
 
+// Averages of small channels-first planes (global: tiles of planes summed in registers; adaptive: from blocks of
+// planes) add in the reference's (window) order: values whose sums round differently in another order.
+TEST_F(CpuFast, SmallPlaneAveragesSumInWindowOrder) {
+  const Geometry geoms[] = {global_geometry({7, 7}), global_geometry({2, 3, 5}), adaptive_geometry({13, 13}, {7, 7})};
+  for (const Geometry& g : geoms)
+    for (DType dt : {DType::f32, DType::f64})
+      for (bool slice : {false, true}) {
+        Case k;
+        k.N = 2, k.C = 19;
+        const Shape xs = shape_of(k, g.input_size()), ys = shape_of(k, g.output_size());
+        SCOPED_TRACE(xs.str() + " -> " + ys.str() + " " + dtype_name(dt) + " slice " + std::to_string(slice));
+        Buf x = make(dt, xs, Layout::ChannelsFirst, slice), y0 = make(dt, ys, Layout::ChannelsFirst, slice),
+            y1 = make(dt, ys, Layout::ChannelsFirst, slice);
+        fill_wide(x.view, rng);
+        ref::avg_pool_forward(g, AvgOptions{}, x.view, y0.view);
+        ASSERT_TRUE(cpu::avg_pool_forward(g, AvgOptions{}, x.view, y1.view));
+        EXPECT_TRUE(same_bits(y0, y1));
+      }
+}
+
 // Small channels-first planes with narrow or irregular outputs (adaptive and global pooling) go through
 // channels-last blocks of planes, forward and backward: block edges (33 planes), views, C = 1, every argmax
 // form, both divisor policies.
