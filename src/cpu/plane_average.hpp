@@ -1,6 +1,7 @@
 #pragma once
-// Global average forward of channels-first planes whose cells lie back to back: each plane's sum in the
-// reference's order (from +0, cell by cell), k planes side by side in the lanes of 128-bit vectors.
+// Average forward of small channels-first planes, summed in the reference's order (from +0, tap by tap): global
+// pooling of planes whose cells lie back to back, k planes side by side in the lanes of 128-bit vectors
+// (PlaneAverageJob), and the outputs of a channels-last block of planes (BlockAverageJob).
 #include "common.hpp"
 
 namespace poolkit::cpu {
