@@ -55,8 +55,29 @@ def swap_pooling(model):
 CONVERT = getattr(pnn, "convert", None)
 
 
+def traceable():
+    """Does torch.compile trace through poolkit.torch's calls? Where it does not (an error in dynamo), the calls
+    run as graph breaks (torch.compiler.disable), as a user would have to."""
+    try:
+        torch.compile(lambda t: P.max_pool2d(t, 2))(torch.randn(1, 1, 4, 4))
+        return True
+    except Exception:  # noqa: BLE001 (any failure of the trial compile)
+        return False
+
+
+TRACEABLE = None
+
+
+def opaque(fn):
+    return fn if TRACEABLE else torch.compiler.disable(fn)
+
+
 def convert(model):
-    return CONVERT(model) if CONVERT is not None else swap_pooling(model)
+    model = CONVERT(model) if CONVERT is not None else swap_pooling(model)
+    for m in model.modules():
+        if type(m).__module__.startswith("poolkit"):
+            m.forward = opaque(m.forward)
+    return model
 
 
 class CNN3d(torch.nn.Module):
@@ -108,14 +129,14 @@ def pool_share(model, step):
                 with torch.profiler.record_function("pool"):
                     return _f(*a, **k)
             m.forward = hooked
-            wrapped.append(m)
+            wrapped.append((m, fwd))
     step()
     with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
         t0 = time.perf_counter()
         step()
         total = time.perf_counter() - t0
-    for m in wrapped:
-        del m.forward
+    for m, fwd in wrapped:
+        m.forward = fwd
     pooled = 0.0
     for e in prof.events():
         if "pool" not in e.name.lower():
@@ -186,8 +207,8 @@ def stem_section(args):
     x = torch.randn(*shape)
     pairs = {
         "torch relu -> pool": lambda t: F.max_pool2d(F.relu(t), 3, 2, 1),
-        "poolkit relu -> pool": lambda t: P.max_pool2d(F.relu(t), 3, 2, 1),
-        "poolkit pool -> relu": lambda t: F.relu(P.max_pool2d(t, 3, 2, 1)),
+        "poolkit relu -> pool": lambda t: opaque(P.max_pool2d)(F.relu(t), 3, 2, 1),
+        "poolkit pool -> relu": lambda t: F.relu(opaque(P.max_pool2d)(t, 3, 2, 1)),
     }
     fwd, train = {}, {}
     xg = x.clone().requires_grad_()
@@ -232,7 +253,11 @@ def main():
     torch.set_num_threads(args.threads)
     if os.environ.get("OMP_NUM_THREADS") != str(args.threads):  # poolkit's kernels take OpenMP's thread count
         print(f"(warning: OMP_NUM_THREADS is {os.environ.get('OMP_NUM_THREADS')}, not --threads {args.threads})")
-    print(f"torch {torch.__version__}, {args.threads} threads\n")
+    global TRACEABLE
+    TRACEABLE = traceable()
+    print(f"torch {torch.__version__}, {args.threads} threads; torch.compile "
+          + ("traces poolkit.torch's calls" if TRACEABLE else
+             "fails on poolkit.torch's calls: they run as graph breaks (torch.compiler.disable)") + "\n", flush=True)
     if args.stem:
         stem_section(args)
     if args.run_models:

@@ -80,7 +80,7 @@ std::vector<Case> cases() {
       {"gap", {256, 2048, 7, 7}, Case::Global, {}, {}, {}, {}, true, {"avg-fwd", "avg-bwd"}, f32},
       {"adaptive", {64, 256, 13, 13}, Case::Adaptive, {}, {}, {}, {7, 7}, true, {"avg-fwd", "avg-bwd"}, f32},
       {"pool3d", {8, 64, 32, 32, 32}, Case::Regular, {2, 2, 2}, {2, 2, 2}, {0, 0, 0}, {}, true,
-       {"max-fwd-u8", "max-bwd-u8"}, f32},
+       {"max-fwd", "max-fwd-u8", "max-bwd-u8"}, f32},
       {"half", {32, 64, 112, 112}, Case::Regular, {3, 3}, {2, 2}, {1, 1}, {}, true, {"max-fwd-u8", "max-bwd-u8"},
        {DType::bf16, DType::f16}},
   };
