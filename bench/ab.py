@@ -29,7 +29,7 @@ def main():
     for i in range(args.pairs):
         for name, binary in (("A", args.a), ("B", args.b)):
             print(f"pair {i + 1}/{args.pairs}: {name}", file=sys.stderr, flush=True)
-            runs[name].append({" ".join(k): ms for k, (ms, _) in run(binary, args.threads, args.bench_args).items()})
+            runs[name].append({" ".join(k): ms for k, (ms, *_) in run(binary, args.threads, args.bench_args).items()})
     print(f"{'row':<60} {'A ms':>8} {'B ms':>8} {'A/B':>6}  per pair")
     for key in runs["A"][0]:
         a = [r[key] for r in runs["A"] if key in r]

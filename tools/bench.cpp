@@ -1,14 +1,14 @@
 // `poolkit bench`: times the standard cases of BENCH_CASES.md and reports each as effective bandwidth (every
-// input read once, every output written once, indices at the width stored) and as a fraction of a plain copy's
-// bandwidth measured beside it (just before each row: this machine's bandwidth drifts within a run).
+// input read once, every output written once, indices at the width stored), as a fraction of a plain copy's
+// bandwidth, and against its limit time (bytes read / read bandwidth + bytes written / write bandwidth); the
+// bandwidths are measured just before each row (this machine's bandwidth drifts within a run).
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstring>
-#include <functional>
 #include <string>
 #include <vector>
 
+#include "bandwidth.hpp"
 #include "commands.hpp"
 #include "poolkit/poolkit.hpp"
 #include "poolkit/threads.hpp"
@@ -30,8 +30,10 @@ void usage(FILE* out) {
                "Times the standard cases (seed, resnet-stem, vgg, overlap-avg, gap, adaptive, pool3d, half) and\n"
                "prints, for each operator: the median time, the effective bandwidth (inputs read once, outputs\n"
                "written once, indices at their stored width), the bandwidth of a plain memcpy measured just before\n"
-               "it (bytes read + written) and the fraction of that copy the operator reached. Progress goes to\n"
-               "stderr.\n"
+               "it (bytes read + written) and the fraction of that copy the operator reached; then the limit time\n"
+               "(bytes read / read bandwidth + bytes written / write bandwidth, both measured just before the row\n"
+               "on the kernels' threads: a vectorised sum and streaming stores over 256 MiB) and the fraction of\n"
+               "it reached (limit time / median time). Progress goes to stderr.\n"
                "\n"
                "  --case NAME   only this case (repeatable)\n"
                "  --op OP       only operators whose name starts with OP (repeatable): max-fwd, max-fwd-u8,\n"
@@ -39,23 +41,6 @@ void usage(FILE* out) {
                "  --layout L    nchw, nhwc or both (default both)\n"
                "  --threads N   threads of the CPU kernels (default: OpenMP's, e.g. OMP_NUM_THREADS)\n"
                "  --reps N      timed repetitions after one warm-up (default 7; fewer when a run is slow)\n");
-}
-
-double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
-
-// Median of timed runs after one warm-up; stops early when the runs pass three seconds.
-double median_seconds(int reps, const std::function<void()>& f) {
-  f();
-  std::vector<double> t;
-  double start = now();
-  for (int i = 0; i < reps; ++i) {
-    double t0 = now();
-    f();
-    t.push_back(now() - t0);
-    if (now() - start > 3) break;
-  }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
 }
 
 void fill_random(const Tensor& t, uint64_t seed) {
@@ -95,7 +80,7 @@ std::vector<Case> cases() {
       {"gap", {256, 2048, 7, 7}, Case::Global, {}, {}, {}, {}, true, {"avg-fwd", "avg-bwd"}, f32},
       {"adaptive", {64, 256, 13, 13}, Case::Adaptive, {}, {}, {}, {7, 7}, true, {"avg-fwd", "avg-bwd"}, f32},
       {"pool3d", {8, 64, 32, 32, 32}, Case::Regular, {2, 2, 2}, {2, 2, 2}, {0, 0, 0}, {}, true,
-       {"max-fwd-u8", "max-bwd-u8"}, f32},
+       {"max-fwd", "max-fwd-u8", "max-bwd-u8"}, f32},
       {"half", {32, 64, 112, 112}, Case::Regular, {3, 3}, {2, 2}, {1, 1}, {}, true, {"max-fwd-u8", "max-bwd-u8"},
        {DType::bf16, DType::f16}},
   };
@@ -112,19 +97,7 @@ Geometry geometry_of(const Case& c) {
 struct Row {
   std::string label;
   double seconds;
-  int64_t bytes;
-};
-
-// A plain memcpy of 256 MiB (far past the caches), its buffers kept from one row to the next.
-class CopyBandwidth {
- public:
-  double measure(int reps) {
-    double t = median_seconds(reps, [&] { std::memcpy(b_.data(), a_.data(), a_.size()); });
-    return 2.0 * double(a_.size()) / t;
-  }
-
- private:
-  std::vector<char> a_ = std::vector<char>(size_t(256) << 20, 1), b_ = std::vector<char>(size_t(256) << 20, 0);
+  int64_t read, written;  // bytes
 };
 
 // Times one operator of a case; returns the bytes it moves and its median time.
@@ -136,11 +109,12 @@ Row run_op(const Case& c, const Geometry& g, const std::string& op, DType dt, La
   fill_random(x, 1);
   std::string idx = op.size() > 7 ? op.substr(8) : "";
   DType form = idx == "i64" ? DType::i64 : local_argmax_dtype(g);
-  Row r{op + " " + dtype_name(dt), 0, 0};
+  Row r{op + " " + dtype_name(dt), 0, 0, 0};
   if (op.rfind("max-fwd", 0) == 0) {
     Tensor am = idx.empty() ? Tensor() : Tensor(form, ys, layout);
     r.seconds = median_seconds(reps, [&] { max_pool_forward(g, x, y, am.view()); });
-    r.bytes = bytes(x) + bytes(y) + (idx.empty() ? 0 : bytes(am));
+    r.read = bytes(x);
+    r.written = bytes(y) + (idx.empty() ? 0 : bytes(am));
     if (!idx.empty()) r.label = "max-fwd +" + std::string(dtype_name(form)) + " argmax " + dtype_name(dt);
     else r.label = "max-fwd " + std::string(dtype_name(dt));
   } else if (op.rfind("max-bwd", 0) == 0) {
@@ -149,14 +123,16 @@ Row run_op(const Case& c, const Geometry& g, const std::string& op, DType dt, La
     Tensor am = idx.empty() ? Tensor() : Tensor(form, ys, layout);
     max_pool_forward(g, x, y, am.view());
     r.seconds = median_seconds(reps, [&] { max_pool_backward(g, dy, am.view(), x, dx); });
-    r.bytes = bytes(dy) + bytes(dx) + (idx.empty() ? bytes(x) : bytes(am));
+    r.read = bytes(dy) + (idx.empty() ? bytes(x) : bytes(am));
+    r.written = bytes(dx);
     r.label = "max-bwd " + (idx.empty() ? std::string("recomputing argmax") : "from " + std::string(dtype_name(form))) +
               " " + dtype_name(dt);
   } else if (op == "avg-fwd") {
     AvgOptions opt;
     opt.count_include_pad = c.count_include_pad;
     r.seconds = median_seconds(reps, [&] { avg_pool_forward(g, opt, x, y); });
-    r.bytes = bytes(x) + bytes(y);
+    r.read = bytes(x);
+    r.written = bytes(y);
     r.label = "avg-fwd " + std::string(dtype_name(dt));
   } else {
     AvgOptions opt;
@@ -164,7 +140,8 @@ Row run_op(const Case& c, const Geometry& g, const std::string& op, DType dt, La
     Tensor dy(dt, ys, layout), dx(dt, xs, layout);
     fill_random(dy, 2);
     r.seconds = median_seconds(reps, [&] { avg_pool_backward(g, opt, dy, dx); });
-    r.bytes = bytes(dy) + bytes(dx);
+    r.read = bytes(dy);
+    r.written = bytes(dx);
     r.label = "avg-bwd " + std::string(dtype_name(dt));
   }
   return r;
@@ -224,11 +201,13 @@ int bench(int argc, char** argv) {
 
   int total = 0, done = 0;
   for (const Case& c : chosen) total += int(c.ops.size() * c.dtypes.size() * layouts.size());
-  CopyBandwidth copy;
-  std::printf("poolkit bench: %d thread(s); a plain memcpy measured before each row (bytes read + written)\n\n",
+  Bandwidth bw;
+  std::printf("poolkit bench: %d thread(s); before each row a plain memcpy (1 thread, bytes read + written), a\n"
+              "sum (read) and streaming stores (write) on the kernels' threads; limit = read / read GB/s + written /\n"
+              "write GB/s\n\n",
               num_threads());
-  std::printf("%-12s %-6s %-42s %10s %9s %9s %8s\n", "case", "layout", "operator", "median ms", "GB/s", "copy GB/s",
-              "of copy");
+  std::printf("%-12s %-6s %-42s %10s %9s %9s %8s %8s %8s %9s %8s\n", "case", "layout", "operator", "median ms", "GB/s",
+              "copy GB/s", "of copy", "read GB/s", "write GB/s", "limit ms", "of limit");
   for (const Case& c : chosen) {
     Geometry g = geometry_of(c);
     for (Layout layout : layouts)
@@ -238,13 +217,15 @@ int bench(int argc, char** argv) {
           std::fprintf(stderr, "\r[%3d/%3d] %s %s %s ...%20s", done, total, c.name,
                        layout == Layout::ChannelsLast ? "nhwc" : "nchw", op.c_str(), "");
           std::fflush(stderr);
-          const double copy_bw = copy.measure(o.reps);
+          const double copy_bw = bw.copy(o.reps), read_bw = bw.read(o.reps, num_threads()),
+                       write_bw = bw.write(o.reps, num_threads());
           Row r = run_op(c, g, op, dt, layout, o.reps);
-          double bw = double(r.bytes) / r.seconds;
+          const double rate = double(r.read + r.written) / r.seconds;
+          const double limit = double(r.read) / read_bw + double(r.written) / write_bw;
           std::fprintf(stderr, "\r%70s\r", "");
-          std::printf("%-12s %-6s %-42s %10.3f %9.1f %9.1f %8.2f\n", c.name,
-                      layout == Layout::ChannelsLast ? "nhwc" : "nchw", r.label.c_str(), r.seconds * 1e3, bw / 1e9,
-                      copy_bw / 1e9, bw / copy_bw);
+          std::printf("%-12s %-6s %-42s %10.3f %9.1f %9.1f %8.2f %9.1f %10.1f %9.3f %8.2f\n", c.name,
+                      layout == Layout::ChannelsLast ? "nhwc" : "nchw", r.label.c_str(), r.seconds * 1e3, rate / 1e9,
+                      copy_bw / 1e9, rate / copy_bw, read_bw / 1e9, write_bw / 1e9, limit * 1e3, limit / r.seconds);
           std::fflush(stdout);
         }
   }

@@ -11,6 +11,7 @@
 #include "common.hpp"
 #include "generic.hpp"
 #include "half.hpp"
+#include "plane_average.hpp"
 #include "plane_blocks.hpp"
 #include "prefetch.hpp"
 
@@ -165,6 +166,17 @@ bool blocked_forward(const Forward& f) {
   const PlaneCells xcell = plane_cells(f.x, T, H, Wi), ycell = plane_cells(f.y, OT, OH, OW);
   const PlaneCells acell = f.am.defined() ? plane_cells(f.am, OT, OH, OW) : PlaneCells{};
   const bool ahead = xcell.packed && xstep == in_cells;  // (the planes back to back)
+  // float averages: every output of the block from one call (the outputs' taps back to back, window order)
+  const bool one_call = f.kernel == avg_forward_f32 || f.kernel == avg_forward_f64;
+  std::vector<int64_t> tap, first{0}, out_at, div;
+  if (one_call)
+    for (int64_t r = 0; r < OT * OH; ++r)
+      for (const RowPlan::Single& s : plans[size_t(r)].singles) {
+        tap.insert(tap.end(), plans[size_t(r)].off.begin() + s.begin, plans[size_t(r)].off.begin() + s.end);
+        first.push_back(int64_t(tap.size()));
+        out_at.push_back((r / OH) * fb.y.s[2] + (r % OH) * fb.y.s[3] + s.ow * fb.y.s[4]);
+        div.push_back(s.divisor);
+      }
   return parallel_for((planes + lanes - 1) / lanes, f.work, [&](int64_t i) {
     thread_local std::vector<uint64_t> bx, by, ba;  // 8-byte words: aligned for any element type
     bx.resize(size_t((in_cells * lanes * fb.x.esize + 7) / 8));
@@ -179,8 +191,15 @@ bool blocked_forward(const Forward& f) {
     ft.y.data = reinterpret_cast<char*>(by.data());
     ft.am.data = f.am.defined() ? reinterpret_cast<char*>(ba.data()) : nullptr;
     planes_to_block(f.x.esize, f.x.at<char>(p0 * xstep), xstep, n, xcell, ft.x.data, lanes);
-    for (int64_t r = 0; r < OT * OH; ++r)
-      run_row(ft, plans[size_t(r)], r / OH, r % OH, Rows{0, 0, 1, 0, 0}, 1, lanes);
+    if (one_call) {
+      BlockAverageJob j;
+      j.x = ft.x.data, j.y = ft.y.data, j.lanes = lanes, j.outputs = int64_t(out_at.size());
+      j.tap = tap.data(), j.first = first.data(), j.out_at = out_at.data(), j.divisor = div.data();
+      (f.kernel == avg_forward_f32 ? block_average_f32 : block_average_f64)(j);
+    } else {
+      for (int64_t r = 0; r < OT * OH; ++r)
+        run_row(ft, plans[size_t(r)], r / OH, r % OH, Rows{0, 0, 1, 0, 0}, 1, lanes);
+    }
     block_to_planes(f.y.esize, ft.y.data, lanes, ycell, f.y.at<char>(p0 * ystep), ystep, n);
     if (f.am.defined()) block_to_planes(f.am.esize, ft.am.data, lanes, acell, f.am.at<char>(p0 * astep), astep, n);
     return true;
@@ -217,6 +236,11 @@ bool k3s2_forward(const Forward& f, DType dt) {
   });
 }
 
+// Is the axis one window over all of its cells (global pooling, adaptive pooling to one output)?
+bool one_window(const AxisTable& a) {
+  return a.axis.out == 1 && a.axis.step() == 1 && a.pos(0, a.first[0]) == 0 && a.last[0] - a.first[0] == a.axis.in;
+}
+
 bool simd_forward(Forward& f, const TensorView& x, const TensorView& y) {
   const bool f32 = x.dtype == DType::f32, wide = x.dtype == DType::f64;
   if (!f32 && !wide && x.dtype != DType::bf16 && x.dtype != DType::f16) return false;
@@ -244,6 +268,10 @@ bool simd_forward(Forward& f, const TensorView& x, const TensorView& y) {
     xstep = plane_step(f.x, f.N, f.C), ystep = plane_step(f.y, f.N, f.C);
     if (xstep < 0 || ystep < 0)
       outer = f.N, oxs = f.x.s[0], oys = f.y.s[0], planes = f.C, xstep = f.x.s[1], ystep = f.y.s[1];
+    if (!f.is_max && one_window(f.tab.t) && one_window(f.tab.h) && one_window(f.tab.w) &&
+        plane_average_forward(f.x, f.y, x.dtype, f.N, f.C, f.tab.t.axis.in, f.tab.h.axis.in, f.tab.w.axis.in,
+                              double(f.divisor(0, 0, 0)), f.work))
+      return true;
     if (k3s2_forward(f, x.dtype)) return true;
     if (blocks_pay(f.tab) && blocked_forward(f)) return true;
   } else if (last) {

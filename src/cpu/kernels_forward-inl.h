@@ -158,11 +158,25 @@ template <class S> constexpr bool kByteIndexFits = false;
 // One tap of U vectors (lanes at `at` from xt): where its value is greater than the maximum so far, or NaN, it
 // becomes the maximum and (with an index) its code the argmax. Force-inlined: as a lambda, the vectors went
 // through the stack.
+// Without an index, the maximum's chain is one instruction a tap where x86's max gives the reference's choice
+// (MAXPS(val, m) is val only where val > m: ties keep the first, a NaN m stays), and NaN taps go to `nan` (the
+// last one; the caller takes it where there was one) off that chain: a compare and a blend on the chain had
+// made 8-tap windows of channels-last groups, one vector at a time, wait on the latency of each tap.
+#if HWY_ARCH_X86 && HWY_TARGET != HWY_SCALAR && HWY_TARGET != HWY_EMU128
+constexpr bool kMaxChain = true;
+#else
+constexpr bool kMaxChain = false;
+#endif
 template <int kIdx, int M, int U, class D, class IdxD, class S>
 HWY_INLINE void max_tap(D d, IdxD didx, const S* xt, const int64_t* at, int64_t code, hn::Vec<D>* m,
-                        hn::Vec<IdxD>* idx) {
+                        hn::Vec<IdxD>* idx, hn::Vec<D>* nan) {
   for (int v = 0; v < U; ++v) {
     const auto val = load_lanes<kLoadAs<M>>(d, xt, at[v]);
+    if constexpr (kIdx == kNoIndex && kMaxChain) {
+      m[v] = hn::Max(val, m[v]);
+      nan[v] = hn::IfThenElse(hn::IsNaN(val), val, nan[v]);
+      continue;
+    }
     const auto replace = hn::Or(val > m[v], hn::IsNaN(val));
     m[v] = hn::IfThenElse(replace, val, m[v]);
     if constexpr (kIdx == kByteIndex)  // (the float compare's mask serves the byte lanes as it is)
@@ -208,7 +222,7 @@ HWY_NOINLINE void max_rows(const ForwardJob& j) {
     auto vectors = [&](auto u, int64_t k, int64_t end) {
       constexpr int U = decltype(u)::value;
       int64_t lane[U], at[U];
-      hn::Vec<decltype(d)> m[U];
+      hn::Vec<decltype(d)> m[U], nan[U];
       hn::Vec<IdxD> idx[U];
       vector_starts(d, k, end, lane, U);
       for (int v = 0; v < U; ++v) {
@@ -216,16 +230,19 @@ HWY_NOINLINE void max_rows(const ForwardJob& j) {
         at[v] = load_at<M>(l, lane[v]);
         m[v] = load_lanes<kLoadAs<M>>(d, x + j.tap_offset[0], at[v]);
         idx[v] = hn::Set(didx, TIdx(j.tap_code[0]));
+        nan[v] = m[v];
       }
       // 16-bit: the taps unrolled whole (the loop had copied their vectors between registers each tap: 1.1x;
       // float32 ran as fast either way, and unrolled it tripled this file's compile time under the sanitizers)
       if constexpr (kTaps > 0 && kHalf<S>) {
 #pragma GCC unroll 9
-        for (int t = 1; t < kTaps; ++t) max_tap<kIdx, M, U>(d, didx, x + j.tap_offset[t], at, j.tap_code[t], m, idx);
+        for (int t = 1; t < kTaps; ++t) max_tap<kIdx, M, U>(d, didx, x + j.tap_offset[t], at, j.tap_code[t], m, idx, nan);
       } else {
         const int ntaps = kTaps > 0 ? kTaps : j.ntaps;
-        for (int t = 1; t < ntaps; ++t) max_tap<kIdx, M, U>(d, didx, x + j.tap_offset[t], at, j.tap_code[t], m, idx);
+        for (int t = 1; t < ntaps; ++t) max_tap<kIdx, M, U>(d, didx, x + j.tap_offset[t], at, j.tap_code[t], m, idx, nan);
       }
+      if constexpr (kIdx == kNoIndex && kMaxChain)
+        for (int v = 0; v < U; ++v) m[v] = hn::IfThenElse(hn::IsNaN(nan[v]), nan[v], m[v]);
       for (int v = 0; v < U; ++v) {
         put_values(d, m[v], y + lane[v], stream);
         // (the one-byte index streams only from four vectors, a whole line: one vector at a time, its line

@@ -9,6 +9,8 @@
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
 #include <hwy/highway.h>
 
+#include "src/cpu/transpose-inl.h"
+
 HWY_BEFORE_NAMESPACE();
 namespace poolkit::cpu::HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
@@ -49,18 +51,7 @@ void move_tiles(U* planes, int64_t pstep, int64_t count, int64_t cells, U* block
         if constexpr (kToBlock) r[j] = hn::LoadU(d, planes + std::min(p0 + j, count - 1) * pstep + c);
         else r[j] = hn::LoadU(d, block + (c + j) * lanes + p0);
       }
-      // Each round interleaves row j with row j + k / 2 into rows 2j and 2j + 1, which rotates the bits of
-      // (row, column) left by one: log2(k) rounds swap row and column.
-      for (int64_t round = 1; round < k; round *= 2) {
-        V t[k];
-#pragma GCC unroll 16
-        for (int64_t j = 0; j < k / 2; ++j) {
-          t[2 * j] = hn::InterleaveLower(d, r[j], r[j + k / 2]);
-          t[2 * j + 1] = hn::InterleaveUpper(d, r[j], r[j + k / 2]);
-        }
-#pragma GCC unroll 16
-        for (int64_t j = 0; j < k; ++j) r[j] = t[j];  // not std::copy: GCC then spilled the rows
-      }
+      transpose_tile(d, r);
 #pragma GCC unroll 16
       for (int64_t j = 0; j < k; ++j) {
         if constexpr (kToBlock) hn::StoreU(r[j], d, block + (c + j) * lanes + p0);

@@ -276,13 +276,33 @@ TEST_F(CpuFast, RowRunsDownPlanesMatchReference) {
         }
 }
 
+// Averages of small channels-first planes (global: tiles of planes summed in registers; adaptive: from blocks of
+// planes) add in the reference's (window) order: values whose sums round differently in another order.
+TEST_F(CpuFast, SmallPlaneAveragesSumInWindowOrder) {
+  const Geometry geoms[] = {global_geometry({7, 7}), global_geometry({2, 3, 5}), adaptive_geometry({13, 13}, {7, 7})};
+  for (const Geometry& g : geoms)
+    for (DType dt : {DType::f32, DType::f64})
+      for (bool slice : {false, true}) {
+        Case k;
+        k.N = 2, k.C = 19;
+        const Shape xs = shape_of(k, g.input_size()), ys = shape_of(k, g.output_size());
+        SCOPED_TRACE(xs.str() + " -> " + ys.str() + " " + dtype_name(dt) + " slice " + std::to_string(slice));
+        Buf x = make(dt, xs, Layout::ChannelsFirst, slice), y0 = make(dt, ys, Layout::ChannelsFirst, slice),
+            y1 = make(dt, ys, Layout::ChannelsFirst, slice);
+        fill_wide(x.view, rng);
+        ref::avg_pool_forward(g, AvgOptions{}, x.view, y0.view);
+        ASSERT_TRUE(cpu::avg_pool_forward(g, AvgOptions{}, x.view, y1.view));
+        EXPECT_TRUE(same_bits(y0, y1));
+      }
+}
+
 // Small channels-first planes with narrow or irregular outputs (adaptive and global pooling) go through
 // channels-last blocks of planes, forward and backward: block edges (33 planes), views, C = 1, every argmax
 // form, both divisor policies.
 TEST_F(CpuFast, SmallPlanesInBlocksMatchReference) {
   const Geometry geoms[] = {adaptive_geometry({13, 13}, {7, 7}), adaptive_geometry({5, 9}, {3, 4}),
                             global_geometry({7, 7}),             adaptive_geometry({10}, {4}),
-                            adaptive_geometry({4, 5, 6}, {2, 3, 2}),
+                            adaptive_geometry({4, 5, 6}, {2, 3, 2}), global_geometry({2, 3, 5}),
                             torch_geometry({6, 9}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, true)};
   for (const Geometry& g : geoms)
     for (DType dt : {DType::f32, DType::f64, DType::bf16, DType::f16})

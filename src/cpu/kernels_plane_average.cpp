@@ -1,0 +1,129 @@
+// The global average of packed channels-first planes (plane_average.hpp). A k x k tile (k planes, k cells of
+// each) is loaded as k rows and transposed in registers: column j then holds cell c + j of the k planes, added
+// to the planes' sums in cell order. No copy of the planes through a block in memory. Four groups of k planes
+// go side by side, so that four chains of additions overlap.
+#include "plane_average.hpp"
+
+#include <algorithm>
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "src/cpu/kernels_plane_average.cpp"
+#include <hwy/foreach_target.h>  // IWYU pragma: keep
+#include <hwy/highway.h>
+
+#include "src/cpu/transpose-inl.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace poolkit::cpu::HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+template <class T>
+void plane_average(const PlaneAverageJob& j) {
+#if HWY_TARGET == HWY_SCALAR
+  for (int64_t p = 0; p < j.planes; ++p) {
+    const T* x = static_cast<const T*>(j.x) + p * j.x_plane;
+    T sum = T(0);
+    for (int64_t c = 0; c < j.cells; ++c) sum += x[c];
+    static_cast<T*>(j.y)[p * j.y_plane] = sum / T(j.divisor);
+  }
+#else
+  const hn::Full128<T> d;
+  using V = hn::Vec<decltype(d)>;
+  constexpr int64_t k = int64_t(hn::MaxLanes(d)), G = 4;
+  const T* x = static_cast<const T*>(j.x);
+  T* y = static_cast<T*>(j.y);
+  const V div = hn::Set(d, T(j.divisor));
+  const int64_t cells = j.cells, last = cells - k;  // the last tile starts at `last` (it may overlap the one before)
+  for (int64_t p0 = 0; p0 < j.planes; p0 += G * k) {
+    const T* row[G][k];  // planes past the end repeat the last one (their sums are not stored)
+    for (int64_t g = 0; g < G; ++g)
+      for (int64_t i = 0; i < k; ++i) row[g][i] = x + std::min(p0 + g * k + i, j.planes - 1) * j.x_plane;
+    V sum[G];
+    for (int64_t g = 0; g < G; ++g) sum[g] = hn::Zero(d);
+    // cells [c, c + k) of every group, their columns from `from` on added in order
+    auto tile = [&](int64_t c, int64_t from) HWY_ATTR {
+#pragma GCC unroll 4
+      for (int64_t g = 0; g < G; ++g) {
+        V r[k];
+#pragma GCC unroll 16
+        for (int64_t i = 0; i < k; ++i) r[i] = hn::LoadU(d, row[g][i] + c);
+        transpose_tile(d, r);
+#pragma GCC unroll 16
+        for (int64_t i = 0; i < k; ++i)
+          if (i >= from) sum[g] = hn::Add(sum[g], r[i]);
+      }
+    };
+    int64_t c = 0;
+    for (; c <= last; c += k) tile(c, 0);
+    if (c < cells) tile(last, c - last);
+    for (int64_t g = 0; g < G; ++g) {
+      const int64_t q0 = p0 + g * k, n = std::min(k, j.planes - q0);
+      if (n <= 0) break;
+      const V q = hn::Div(sum[g], div);
+      if (j.y_plane == 1 && n == k) {
+        hn::StoreU(q, d, y + q0);
+      } else {
+        alignas(16) T lane[k];
+        hn::Store(q, d, lane);
+        for (int64_t i = 0; i < n; ++i) y[(q0 + i) * j.y_plane] = lane[i];
+      }
+    }
+  }
+#endif
+}
+
+template <class T>
+void block_average(const BlockAverageJob& j) {
+  const hn::ScalableTag<T> d;
+  const int64_t N = int64_t(hn::Lanes(d));
+  const T* x = static_cast<const T*>(j.x);
+  T* y = static_cast<T*>(j.y);
+  for (int64_t l = 0; l < j.lanes; l += N)
+    for (int64_t o = 0; o < j.outputs; ++o) {
+      auto sum = hn::Zero(d);
+      for (int64_t t = j.first[o]; t < j.first[o + 1]; ++t) sum = hn::Add(sum, hn::LoadU(d, x + j.tap[t] + l));
+      hn::StoreU(hn::Div(sum, hn::Set(d, T(j.divisor[o]))), d, y + j.out_at[o] + l);
+    }
+}
+
+void PlaneAverageF32(const PlaneAverageJob& j) { plane_average<float>(j); }
+void BlockAverageF32(const BlockAverageJob& j) { block_average<float>(j); }
+void BlockAverageF64(const BlockAverageJob& j) { block_average<double>(j); }
+void PlaneAverageF64(const PlaneAverageJob& j) { plane_average<double>(j); }
+
+}  // namespace poolkit::cpu::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace poolkit::cpu {
+
+HWY_EXPORT(PlaneAverageF32);
+HWY_EXPORT(PlaneAverageF64);
+void plane_average_f32(const PlaneAverageJob& j) { HWY_DYNAMIC_DISPATCH(PlaneAverageF32)(j); }
+void plane_average_f64(const PlaneAverageJob& j) { HWY_DYNAMIC_DISPATCH(PlaneAverageF64)(j); }
+HWY_EXPORT(BlockAverageF32);
+HWY_EXPORT(BlockAverageF64);
+void block_average_f32(const BlockAverageJob& j) { HWY_DYNAMIC_DISPATCH(BlockAverageF32)(j); }
+void block_average_f64(const BlockAverageJob& j) { HWY_DYNAMIC_DISPATCH(BlockAverageF64)(j); }
+
+bool plane_average_forward(const View5& x, const View5& y, DType dt, int64_t N, int64_t C, int64_t T, int64_t H,
+                           int64_t W, double divisor, int64_t work) {
+  const int64_t cells = T * H * W, xstep = plane_step(x, N, C), ystep = plane_step(y, N, C), planes = N * C;
+  if ((dt != DType::f32 && dt != DType::f64) || cells < 16 / x.esize || xstep < cells ||
+      !cells_in_a_row(x, T, H, W) || ystep < 1)
+    return false;
+  auto kernel = dt == DType::f32 ? plane_average_f32 : plane_average_f64;
+  const int64_t chunk = (16384 / cells + 15) / 16 * 16, chunks = (planes + chunk - 1) / chunk;
+  return parallel_for(chunks, work, [&](int64_t i) {
+    PlaneAverageJob j;
+    const int64_t p0 = i * chunk;
+    j.x = x.at<char>(p0 * xstep), j.y = y.at<char>(p0 * ystep);
+    j.x_plane = xstep, j.y_plane = ystep, j.planes = std::min(chunk, planes - p0), j.cells = cells;
+    j.divisor = divisor;
+    kernel(j);
+    return true;
+  });
+}
+
+}  // namespace poolkit::cpu
+#endif
