@@ -20,12 +20,22 @@ namespace {
 // differs), or by the tap number (codes wider than the lanes, and flat indices).
 enum IntIndex { kIntNone, kIntCode, kIntTap };
 
-template <class T, int M>
-HWY_INLINE hn::Vec<hn::ScalableTag<T>> load_int(hn::ScalableTag<T> d, const T* p, int64_t k) {
+// Pairs of wider units: lanes (output, channel) of `group` channels of T making one unit of kUnitBytes, every
+// other unit read (channels-last rows of few channels, stride 2): M = kPairUnits + kUnitBytes.
+constexpr int kPairUnits = 100;
+
+template <int M, class D>
+HWY_INLINE hn::Vec<D> load_int(D d, const hn::TFromD<D>* p, int64_t k) {
 #if HWY_TARGET != HWY_SCALAR
   if constexpr (M == kPair) {
     const int64_t N = int64_t(hn::Lanes(d));
     return hn::ConcatEven(d, hn::LoadU(d, p + 2 * k + N), hn::LoadU(d, p + 2 * k));
+  }
+  if constexpr (M > kPairUnits) {
+    using U = hwy::UnsignedFromSize<M - kPairUnits>;
+    const hn::Repartition<U, D> du;
+    const U* q = reinterpret_cast<const U*>(p + 2 * k);
+    return hn::BitCast(d, hn::ConcatEven(du, hn::LoadU(du, q + hn::Lanes(du)), hn::LoadU(du, q)));
   }
 #endif
   return hn::LoadU(d, p + k);
@@ -38,9 +48,10 @@ inline int64_t index_value(const ForwardJob& j, int kIdx, int64_t v, int64_t k, 
   return code;
 }
 
-template <class T, int kIdx, int M>
+template <class D, int kIdx, int M>
 HWY_NOINLINE void int_max_rows(const ForwardJob& j) {
-  const hn::ScalableTag<T> d;
+  using T = hn::TFromD<D>;
+  const D d;
   using TU = hwy::MakeUnsigned<T>;
   const hn::RebindToUnsigned<decltype(d)> du;
   const int64_t N = int64_t(hn::Lanes(d));
@@ -60,10 +71,10 @@ HWY_NOINLINE void int_max_rows(const ForwardJob& j) {
     if (vec_end >= N) {
       for (k = 0; k < vec_end; k += N) {
         const int64_t lane = std::min(k, vec_end - N), at = load_at<M>(l, lane);  // (the last overlaps)
-        auto m = load_int<T, M>(d, x + j.tap_offset[0], at);
+        auto m = load_int<M>(d, x + j.tap_offset[0], at);
         auto idx = hn::Set(du, TU(kIdx == kIntCode ? j.tap_code[0] : 0));
         for (int t = 1; t < j.ntaps; ++t) {
-          const auto v = load_int<T, M>(d, x + j.tap_offset[t], at);
+          const auto v = load_int<M>(d, x + j.tap_offset[t], at);
           if constexpr (kIdx == kIntNone) {
             m = hn::Max(m, v);
           } else {
@@ -105,26 +116,46 @@ HWY_NOINLINE void int_max_rows(const ForwardJob& j) {
   if (stream) hwy::FlushStream();
 }
 
-template <class T, int kIdx>
+template <class D, int kIdx>
 void int_max_by_mode(const ForwardJob& j) {
-  const int64_t N = int64_t(hn::Lanes(hn::ScalableTag<T>()));
+  const int64_t N = int64_t(hn::Lanes(D())), g = j.lanes.group, unit = g * int64_t(sizeof(hn::TFromD<D>));
   const Lanes& l = j.lanes;
-  if (l.group == 1 && l.lane_stride == 1) return int_max_rows<T, kIdx, kUnit>(j);
-  if (l.group % N == 0) return int_max_rows<T, kIdx, kGroup>(j);
+  if (g == 1 && l.lane_stride == 1) return int_max_rows<D, kIdx, kUnit>(j);
+  if (g % N == 0) return int_max_rows<D, kIdx, kGroup>(j);
 #if HWY_TARGET != HWY_SCALAR
-  if (l.group == 1 && l.lane_stride == 2) return int_max_rows<T, kIdx, kPair>(j);
+  if (g == 1 && l.lane_stride == 2) return int_max_rows<D, kIdx, kPair>(j);
+  if (g > 1 && l.lane_stride == 2 * g && N % g == 0) {
+    if (unit == 2) return int_max_rows<D, kIdx, kPairUnits + 2>(j);
+    if (unit == 4) return int_max_rows<D, kIdx, kPairUnits + 4>(j);
+    if (unit == 8) return int_max_rows<D, kIdx, kPairUnits + 8>(j);
+  }
 #endif
-  int_max_rows<T, kIdx, kScalarOnly>(j);
+  int_max_rows<D, kIdx, kScalarOnly>(j);
+}
+
+// Vectors as wide as the rows allow: whole ones, else a half or a quarter of one (rows of 16 or 32 outputs of
+// 8-bit types, e.g. channels-first planes of 32 or 64 columns pooled by 2).
+template <class T, int kIdx>
+void int_max_by_width(const ForwardJob& j) {
+  const hn::ScalableTag<T> d;
+  const int64_t full = int64_t(hn::Lanes(d)), vec = j.lanes.vector_count;
+  if constexpr (hn::MaxLanes(d) > 32 / sizeof(T)) {
+    if (vec < full && vec >= int64_t(32 / sizeof(T))) return int_max_by_mode<hn::CappedTag<T, 32 / sizeof(T)>, kIdx>(j);
+  }
+  if constexpr (hn::MaxLanes(d) > 16 / sizeof(T)) {
+    if (vec < full && vec >= int64_t(16 / sizeof(T))) return int_max_by_mode<hn::CappedTag<T, 16 / sizeof(T)>, kIdx>(j);
+  }
+  int_max_by_mode<hn::ScalableTag<T>, kIdx>(j);
 }
 
 template <class T>
 void int_max_forward(const ForwardJob& j) {
-  if (j.form == IndexForm::None) return int_max_by_mode<T, kIntNone>(j);
+  if (j.form == IndexForm::None) return int_max_by_width<T, kIntNone>(j);
   // codes no wider than the lanes (and not flat) are followed as they are; else tap numbers, which must fit
-  if (j.form != IndexForm::I64 && form_bytes(j.form) <= int64_t(sizeof(T))) return int_max_by_mode<T, kIntCode>(j);
+  if (j.form != IndexForm::I64 && form_bytes(j.form) <= int64_t(sizeof(T))) return int_max_by_width<T, kIntCode>(j);
   if (uint64_t(j.ntaps) <= uint64_t(std::numeric_limits<hwy::MakeUnsigned<T>>::max()))
-    return int_max_by_mode<T, kIntTap>(j);
-  int_max_rows<T, kIntTap, kScalarOnly>(j);  // (the scalar loop keeps tap numbers in an int)
+    return int_max_by_width<T, kIntTap>(j);
+  int_max_rows<hn::ScalableTag<T>, kIntTap, kScalarOnly>(j);  // (the scalar loop keeps tap numbers in an int)
 }
 
 }  // namespace
