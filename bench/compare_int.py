@@ -3,8 +3,8 @@
 
 Cases seed (16384, 2, 32x32; 2x2 stride 2) and resnet-stem (32, 64, 112x112; 3x3 stride 2 pad 1) of
 shared/BENCH_CASES.md, uint8 and int8, both layouts, max forward without indices (ONNX Runtime: NCHW only, it has
-no channels-last MaxPool). Every call allocates its output (torch's and ONNX Runtime's own way; poolkit.torch from
-its memory cache). The libraries run interleaved, one call each per round, and each gets the median of its rounds;
+no channels-last MaxPool). Every call allocates its output (torch's and ONNX Runtime's own way; poolkit's NumPy API,
+on the tensor's memory, from its memory cache). The libraries run interleaved, one call each per round, and each gets the median of its rounds;
 each is also given as a fraction of a plain copy's bandwidth (torch.Tensor.copy_ of 256 MiB, measured before each
 row: bytes read + written), the input read once and the output written once; "(x)" is a peer's time over
 poolkit's. Prints a markdown table; a peer that raises on a case is marked refused (torch's own 8-bit kernel
@@ -21,7 +21,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-import poolkit.torch as pt
+import poolkit
 
 CASES = {"seed": ((16384, 2, 32, 32), 2, 2, 0), "resnet-stem": ((32, 64, 112, 112), 3, 2, 1)}
 DTYPES = {"uint8": torch.uint8, "int8": torch.int8}
@@ -77,7 +77,8 @@ def main():
                 x = base if layout == "nchw" else base.contiguous(memory_format=torch.channels_last)
                 want = F.max_pool2d(x.double(), k, s, p).to(dt)  # (torch's own 8-bit kernel may refuse x)
                 compiled = torch.compile(lambda t: F.max_pool2d(t, k, s, p))
-                calls = {"poolkit": lambda: pt.max_pool2d(x, k, s, p), "eager": lambda: F.max_pool2d(x, k, s, p),
+                xn = x.numpy()  # (a view: channels-last memory stays as it is)
+                calls = {"poolkit": lambda: poolkit.max_pool2d(xn, k, s, p), "eager": lambda: F.max_pool2d(x, k, s, p),
                          "compile": lambda: compiled(x)}
                 if layout == "nchw":
                     calls["ort"] = ort_maxpool(x.numpy(), k, s, p, a.threads)

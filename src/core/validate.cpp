@@ -147,8 +147,8 @@ void mixed_options(const MixedOptions& opt) {
   avg_options(opt.avg);
 }
 
-// Unpool: small (N, C, in...) and big (N, C, out...) of one dtype (floating or integer), indices int64 of small's shape with
-// every index inside the output plane.
+// Unpool: small (N, C, in...) and big (N, C, out...) of one dtype (floating or integer), indices int64 of small's
+// shape with every index inside the output plane.
 void unpool(const TensorView& small, const char* small_name, const TensorView& big, const char* big_name,
             const TensorView& indices) {
   defined(small, small_name);
