@@ -90,8 +90,14 @@ HWY_NOINLINE void int_max_rows(const ForwardJob& j) {
           } else {
             HWY_ALIGN TU buf[hn::MaxLanes(du)];
             hn::Store(idx, du, buf);
-            for (int64_t i = 0; i < N; ++i)
-              store_index(j.form, am, lane + i, index_value(j, kIdx, int64_t(buf[i]), lane + i, row_code));
+            if (j.form == IndexForm::I64 && l.group == 1) {  // (flat indices of lanes one output each: no division)
+              int64_t* out = reinterpret_cast<int64_t*>(am) + lane;
+              const int64_t base = lane * j.flat_step + row_code;
+              for (int64_t i = 0; i < N; ++i) out[i] = j.tap_code[buf[i]] + base + i * j.flat_step;
+            } else {
+              for (int64_t i = 0; i < N; ++i)
+                store_index(j.form, am, lane + i, index_value(j, kIdx, int64_t(buf[i]), lane + i, row_code));
+            }
           }
         }
       }
