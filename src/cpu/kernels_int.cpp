@@ -112,11 +112,7 @@ HWY_NOINLINE void int_max_rows(const ForwardJob& j) {
         if (v > m) m = v, best = t;
       }
       y[k] = m;
-      if constexpr (kIdx != kIntNone) {
-        int64_t code = j.tap_code[best];
-        if (j.form == IndexForm::I64) code += (k / l.group) * j.flat_step + row_code;
-        store_index(j.form, am, k, code);
-      }
+      if constexpr (kIdx != kIntNone) store_index(j.form, am, k, index_value(j, kIntTap, best, k, row_code));
     }
   }
   if (stream) hwy::FlushStream();
