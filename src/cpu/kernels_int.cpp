@@ -120,13 +120,14 @@ HWY_NOINLINE void int_max_rows(const ForwardJob& j) {
 
 template <class D, int kIdx>
 void int_max_by_mode(const ForwardJob& j) {
-  const int64_t N = int64_t(hn::Lanes(D())), g = j.lanes.group, unit = g * int64_t(sizeof(hn::TFromD<D>));
+  const int64_t N = int64_t(hn::Lanes(D())), g = j.lanes.group;
   const Lanes& l = j.lanes;
   if (g == 1 && l.lane_stride == 1) return int_max_rows<D, kIdx, kUnit>(j);
   if (g % N == 0) return int_max_rows<D, kIdx, kGroup>(j);
 #if HWY_TARGET != HWY_SCALAR
   if (g == 1 && l.lane_stride == 2) return int_max_rows<D, kIdx, kPair>(j);
   if (g > 1 && l.lane_stride == 2 * g && N % g == 0) {
+    const int64_t unit = g * int64_t(sizeof(hn::TFromD<D>));
     if (unit == 2) return int_max_rows<D, kIdx, kPairUnits + 2>(j);
     if (unit == 4) return int_max_rows<D, kIdx, kPairUnits + 4>(j);
     if (unit == 8) return int_max_rows<D, kIdx, kPairUnits + 8>(j);
