@@ -266,7 +266,8 @@ bool simd_forward(Forward& f, const TensorView& x, const TensorView& y) {
     const int64_t whole = integer ? 64 / f.x.esize : wide ? 8 : 16;  // lanes of a 64-byte vector
     bool merge = f.y.s[4] == f.C && regular_w &&
                  (f.C == 1 || (f.C == 2 && f32 && f.g3.axes[2].stride * f.x.s[4] == 4) || f.C % whole == 0 ||
-                  (integer && f.C * f.x.esize <= 8 && (f.C & (f.C - 1)) == 0 && f.g3.axes[2].stride * f.x.s[4] == 2 * f.C));
+                  (integer && f.C * f.x.esize <= 8 && (f.C & (f.C - 1)) == 0 &&  // (pairs of 2-8 byte units)
+                   f.g3.axes[2].stride * f.x.s[4] == 2 * f.C));
     if (!f32 && !wide && !integer && !merge && f.C < 8) return false;  // 16-bit, few channels: float32 blocks do better
     group = merge ? f.C : 1;
     per_output = f.C;

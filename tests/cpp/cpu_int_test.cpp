@@ -108,6 +108,16 @@ TEST_F(CpuInt, AdaptiveGlobalAndOtherRanksMatchReference) {
     }
 }
 
+TEST_F(CpuInt, ChannelsLastFewChannelsAtStrideTwoMatchReference) {
+  // (channels-last rows of 2, 4 or 8 channels read as every other unit of 2-8 bytes)
+  for (int64_t w : {int64_t(63), int64_t(64), int64_t(130)})
+    for (int64_t C : {int64_t(2), int64_t(4), int64_t(8)}) {
+      SCOPED_TRACE("W " + std::to_string(w) + " C " + std::to_string(C));
+      expect_match(torch_geometry({2, w}, {2, 2}, {2, 2}, {0, 0}, {1, 1}, false), 2, C, Layout::ChannelsLast, false, rng);
+      expect_match(torch_geometry({3, w}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, true), 1, C, Layout::ChannelsLast, w == 64, rng);
+    }
+}
+
 TEST_F(CpuInt, StreamingStoresMatchReference) {
   const int64_t saved = cpu::stream_threshold_bytes.load();
   cpu::stream_threshold_bytes = 0;  // every output past the cache: whole aligned rows stream
