@@ -3,7 +3,8 @@ max-unpooling and int64 average pooling against PyTorch, int8/uint8 MaxPool agai
 refusals (other averages, Lp, gradients, bool).
 
 The oracle is PyTorch's own integer operator where the installed torch has one (torch 2.x: max_pool2d/3d, and
-max_pool1d with indices, for all five types; avg_pool1d/2d/3d for int64; torch 1.13: avg_pool for int64 alone).
+max_pool1d with indices, for all five types, but its 8-bit kernel raises on planes of more than 127 / 255 cells;
+avg_pool1d/2d/3d for int64; torch 1.13: avg_pool for int64 alone).
 Where it has none (torch 1.13's max pooling, adaptive and fractional max pooling, max_unpool, in both versions),
 the oracle is the same PyTorch operator on float64 copies of the values: max is exact, a cell replaces the
 maximum only when greater in both, so values and indices must agree bit for bit (values are kept where float64
