@@ -21,11 +21,21 @@ struct Options {
   std::vector<std::string> ops;    // empty: all
   std::string layout = "both";
   int threads = 0, reps = 7;
+  std::string dtype;  // empty: each case's own
 };
+
+// The dtype named `name` (dtype_name's spelling).
+DType dtype_named(const std::string& name) {
+  for (DType t : {DType::f32, DType::f64, DType::bf16, DType::f16, DType::u8, DType::i8, DType::i16, DType::i32,
+                  DType::i64})
+    if (name == dtype_name(t)) return t;
+  fail("--dtype", "unknown dtype '" + name + "' (float32, float64, bfloat16, float16, uint8, int8, int16, int32, int64)");
+}
 
 void usage(FILE* out) {
   std::fprintf(out,
-               "usage: poolkit bench [--case NAME]... [--op OP]... [--layout nchw|nhwc|both] [--threads N] [--reps N]\n"
+               "usage: poolkit bench [--case NAME]... [--op OP]... [--layout nchw|nhwc|both] [--dtype T] [--threads N]\n"
+               "                     [--reps N]\n"
                "\n"
                "Times the standard cases (seed, resnet-stem, vgg, overlap-avg, gap, adaptive, pool3d, half) and\n"
                "prints, for each operator: the median time, the effective bandwidth (inputs read once, outputs\n"
@@ -39,6 +49,8 @@ void usage(FILE* out) {
                "  --op OP       only operators whose name starts with OP (repeatable): max-fwd, max-fwd-u8,\n"
                "                max-fwd-i64, max-bwd, max-bwd-u8, max-bwd-i64, avg-fwd, avg-bwd\n"
                "  --layout L    nchw, nhwc or both (default both)\n"
+               "  --dtype T     every case in dtype T (default: each case's own); integer types (uint8, int8,\n"
+               "                int16, int32, int64) run the max forwards only (and int64 the average forward)\n"
                "  --threads N   threads of the CPU kernels (default: OpenMP's, e.g. OMP_NUM_THREADS)\n"
                "  --reps N      timed repetitions after one warm-up (default 7; fewer when a run is slow)\n");
 }
@@ -52,7 +64,10 @@ void fill_random(const Tensor& t, uint64_t seed) {
     case DType::f64: { double* p = t.data<double>(); for (int64_t i = 0; i < n; ++i) p[i] = next(); break; }
     case DType::bf16: { auto* p = t.data<bfloat16>(); for (int64_t i = 0; i < n; ++i) p[i] = bfloat16(next()); break; }
     case DType::f16: { auto* p = t.data<float16>(); for (int64_t i = 0; i < n; ++i) p[i] = float16(next()); break; }
-    default: std::memset(t.data<char>(), 0, size_t(n * dtype_size(t.dtype())));
+    default: {  // integers: random bytes (8-bit types: every value; wider ones: all their range)
+      char* p = t.data<char>();
+      for (int64_t i = 0; i < n * dtype_size(t.dtype()); ++i) s ^= s << 13, s ^= s >> 7, s ^= s << 17, p[i] = char(s >> 32);
+    }
   }
 }
 
@@ -170,6 +185,9 @@ int bench(int argc, char** argv) {
     } else if (a == "--threads") {
       o.threads = std::stoi(value());
       if (o.threads < 1) fail("--threads", "must be >= 1");
+    } else if (a == "--dtype") {
+      o.dtype = value();
+      dtype_named(o.dtype);
     } else if (a == "--reps") {
       o.reps = std::stoi(value());
       if (o.reps < 1) fail("--reps", "must be >= 1");
@@ -186,7 +204,12 @@ int bench(int argc, char** argv) {
   };
   for (Case c : all) {
     if (!o.cases.empty() && std::find(o.cases.begin(), o.cases.end(), c.name) == o.cases.end()) continue;
-    c.ops.erase(std::remove_if(c.ops.begin(), c.ops.end(), [&](const std::string& op) { return !wanted(op); }),
+    if (!o.dtype.empty()) c.dtypes = {dtype_named(o.dtype)};
+    const bool integer = is_integer(c.dtypes[0]);
+    auto runs = [&](const std::string& op) {  // (integers: no gradients; int64 alone averages)
+      return wanted(op) && (!integer || op.rfind("max-fwd", 0) == 0 || (op == "avg-fwd" && c.dtypes[0] == DType::i64));
+    };
+    c.ops.erase(std::remove_if(c.ops.begin(), c.ops.end(), [&](const std::string& op) { return !runs(op); }),
                 c.ops.end());
     if (!c.ops.empty()) chosen.push_back(c);
   }

@@ -6,14 +6,16 @@
 
 namespace poolkit {
 
-enum class DType : uint8_t { f32, f64, bf16, f16, i64, u8, i16, i32 };
+// Floating types are pooled in every operator; the integer types are argmax storage (u8, i16, i32, i64) and
+// inputs of max pooling and max-unpooling (all five), and of average pooling over fixed windows (i64 alone).
+enum class DType : uint8_t { f32, f64, bf16, f16, i64, u8, i16, i32, i8 };
 
 constexpr int dtype_size(DType t) {
   switch (t) {
     case DType::f64: case DType::i64: return 8;
     case DType::f32: case DType::i32: return 4;
     case DType::bf16: case DType::f16: case DType::i16: return 2;
-    case DType::u8: return 1;
+    case DType::u8: case DType::i8: return 1;
   }
   return 0;
 }
@@ -28,6 +30,7 @@ constexpr const char* dtype_name(DType t) {
     case DType::u8: return "uint8";
     case DType::i16: return "int16";
     case DType::i32: return "int32";
+    case DType::i8: return "int8";
   }
   return "?";
 }
@@ -35,6 +38,7 @@ constexpr const char* dtype_name(DType t) {
 constexpr bool is_floating(DType t) {
   return t == DType::f32 || t == DType::f64 || t == DType::bf16 || t == DType::f16;
 }
+constexpr bool is_integer(DType t) { return !is_floating(t); }
 
 namespace detail {
 POOLKIT_HD inline uint32_t float_bits(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
@@ -102,5 +106,6 @@ template <> constexpr DType dtype_of<int64_t>() { return DType::i64; }
 template <> constexpr DType dtype_of<uint8_t>() { return DType::u8; }
 template <> constexpr DType dtype_of<int16_t>() { return DType::i16; }
 template <> constexpr DType dtype_of<int32_t>() { return DType::i32; }
+template <> constexpr DType dtype_of<int8_t>() { return DType::i8; }
 
 }  // namespace poolkit

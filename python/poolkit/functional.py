@@ -253,7 +253,8 @@ def fractional_geometry(x, kernel_size, output_size, output_ratio):
     else:
         ratio = [float(output_ratio)] if np.ndim(output_ratio) == 0 else [float(v) for v in output_ratio]
         out = _core.fractional_output_size(in_size, ratio, k)
-    in_float = str(x.dtype).split('.')[-1] != 'float64'  # PyTorch computes the sequence in the input's type
+    # PyTorch computes the sequence in the input's type: float32 for the narrower floats, double otherwise
+    in_float = str(x.dtype).split('.')[-1] in ('float32', 'float16', 'bfloat16')
     return _core.fractional_geometry(in_size, out, k, in_float)
 
 
@@ -268,7 +269,8 @@ def _make_fractional(r):
         a = _In(input, r)
         g = fractional_geometry(a.x, kernel_size, output_size, output_ratio)
         if _random_samples is None:
-            samples = np.random.default_rng().random((a.x.shape[0], a.x.shape[1], r)).astype(a.x.dtype)
+            sdt = a.x.dtype if a.x.dtype.kind == 'f' else np.float64  # (integer inputs: float64 samples)
+            samples = np.random.default_rng().random((a.x.shape[0], a.x.shape[1], r)).astype(sdt)
         else:
             samples = _as_numpy(_random_samples, "_random_samples")
         y, idx = _engine.fractional_max_pool(NUMPY, g, samples, a.x, "int64" if return_indices else None)

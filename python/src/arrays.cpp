@@ -17,9 +17,12 @@ DType dtype_from(const nb::dlpack::dtype& t, const char* name) {
     if (code == C::Int && t.bits == 32) return DType::i32;
     if (code == C::Int && t.bits == 16) return DType::i16;
     if (code == C::UInt && t.bits == 8) return DType::u8;
+    if (code == C::Int && t.bits == 8) return DType::i8;
+    if (code == C::Bool) fail(name, "must be a floating or integer tensor (got bool)", ErrorKind::Type);
+    if (code == C::Complex) fail(name, "must be a floating or integer tensor (got complex)", ErrorKind::Type);
   }
   fail(name, "has an unsupported dtype (code " + std::to_string(int(t.code)) + ", " + std::to_string(t.bits) +
-                 " bits); use float32, float64, float16, bfloat16 or an integer index type",
+                 " bits); use float32, float64, float16, bfloat16, or uint8, int8, int16, int32, int64",
        ErrorKind::Type);
 }
 

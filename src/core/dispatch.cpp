@@ -4,6 +4,8 @@
 #include "poolkit/error.hpp"
 #include "validate.hpp"
 
+#include <string>
+
 namespace poolkit {
 
 #ifdef POOLKIT_WITH_CUDA
@@ -13,14 +15,19 @@ namespace poolkit {
 #define POOLKIT_ON_CUDA(name, args) fail(#name, "poolkit was built without CUDA", ErrorKind::Type);
 #endif
 
-#define POOLKIT_OP(name, params, args, device_tensor) \
-  void name params {                                  \
-    validate::name args;                              \
-    if (device_tensor.device == Device::CUDA) {       \
-      POOLKIT_ON_CUDA(name, args)                     \
-      return;                                         \
-    }                                                 \
-    if (!cpu::name args) ref::name args;              \
+// The CUDA kernels pool floating types alone: integer tensors are refused there before any backend runs.
+#define POOLKIT_OP(name, params, args, device_tensor)                                                     \
+  void name params {                                                                                      \
+    validate::name args;                                                                                  \
+    if (device_tensor.device == Device::CUDA) {                                                           \
+      if (is_integer(device_tensor.dtype))                                                                \
+        fail(#device_tensor, std::string("integer tensors are pooled on the CPU only; CUDA takes floating " \
+                                         "types (got ") + dtype_name(device_tensor.dtype) + ")",           \
+             ErrorKind::Type);                                                                            \
+      POOLKIT_ON_CUDA(name, args)                                                                         \
+      return;                                                                                             \
+    }                                                                                                     \
+    if (!cpu::name args) ref::name args;                                                                  \
   }
 #include "poolkit/ops_list.inc"
 #undef POOLKIT_OP

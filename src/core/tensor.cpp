@@ -84,6 +84,7 @@ double load_as_double(const TensorView& t, int64_t off) {
     case DType::u8: return reinterpret_cast<const uint8_t*>(base)[off];
     case DType::i16: return reinterpret_cast<const int16_t*>(base)[off];
     case DType::i32: return reinterpret_cast<const int32_t*>(base)[off];
+    case DType::i8: return reinterpret_cast<const int8_t*>(base)[off];
   }
   return 0;
 }
@@ -99,6 +100,7 @@ void store_from_double(const TensorView& t, int64_t off, double v) {
     case DType::u8: reinterpret_cast<uint8_t*>(base)[off] = uint8_t(v); break;
     case DType::i16: reinterpret_cast<int16_t*>(base)[off] = int16_t(v); break;
     case DType::i32: reinterpret_cast<int32_t*>(base)[off] = int32_t(v); break;
+    case DType::i8: reinterpret_cast<int8_t*>(base)[off] = int8_t(v); break;
   }
 }
 

@@ -33,29 +33,61 @@ void same_device(const TensorView& t, const char* name, const TensorView& ref) {
   if (given(t) && t.device != ref.device) fail(name, "must be on the same device as the other tensors", ErrorKind::Type);
 }
 
-// x (N, C, in...) of a floating dtype matching the geometry.
-void input(const Geometry& g, const TensorView& x, const char* name) {
+// Which element types an operator pools (PyTorch's rules): max pooling and max-unpooling take integers too (max
+// is exact), average pooling int64 over fixed windows (sums in int64, divided with truncation, as avg_pool does),
+// the others floating types alone; no gradient exists for an integer tensor.
+enum class Accepts { Floating, MaxTypes, AvgTypes, Gradient };
+
+bool fixed_windows(const Geometry& g) {
+  for (int i = 0; i < g.rank; ++i)
+    if (g.axes[i].kind != AxisKind::Regular) return false;
+  return true;
+}
+
+void element_type(const Geometry* g, const TensorView& x, const char* name, Accepts rule) {
+  if (is_floating(x.dtype)) return;
+  const std::string got = std::string(" (got ") + dtype_name(x.dtype) + ")";
+  const char* floats = "must be float32, float64, bfloat16 or float16";
+  switch (rule) {
+    case Accepts::MaxTypes: return;
+    case Accepts::AvgTypes:
+      if (x.dtype != DType::i64)
+        fail(name, std::string(floats) + ", or int64: average pooling takes no other integer type" + got,
+             ErrorKind::Type);
+      if (g && fixed_windows(*g)) return;
+      fail(name, std::string(floats) + ": int64 is averaged over fixed windows alone (not adaptive or global ones)" +
+                     got, ErrorKind::Type);
+    case Accepts::Gradient:
+      fail(name, std::string(floats) + ": integer tensors have no gradient" + got, ErrorKind::Type);
+    case Accepts::Floating:
+      fail(name, std::string(floats) + ": only max pooling and max-unpooling take integers" + got, ErrorKind::Type);
+  }
+}
+
+// x (N, C, in...) of an element type `rule` accepts, matching the geometry.
+void input(const Geometry& g, const TensorView& x, const char* name, Accepts rule) {
   defined(x, name);
   if (x.rank() != g.rank + 2)
     fail(name, "must be (N, C, " + std::to_string(g.rank) + " spatial dims) to match the geometry (got shape " +
                    x.shape.str() + ")");
-  if (!is_floating(x.dtype))
-    fail(name, std::string("must be float32, float64, bfloat16 or float16 (got ") + dtype_name(x.dtype) + ")",
-         ErrorKind::Type);
+  element_type(&g, x, name, rule);
   for (int i = 0; i < g.rank; ++i)
     if (x.shape[i + 2] != g.axes[i].in)
       fail(name, "spatial size " + std::to_string(x.shape[i + 2]) + " differs from the geometry's input " +
                      std::to_string(g.axes[i].in) + " on axis " + std::to_string(i));
 }
 
-void forward(const Geometry& g, const TensorView& x, const TensorView& y) {
-  input(g, x, "x");
+void forward(const Geometry& g, const TensorView& x, const TensorView& y, Accepts rule = Accepts::Floating) {
+  input(g, x, "x", rule);
   same(y, "y", output_shape(g, x), x.dtype);
   same_device(y, "y", x);
 }
 
 void backward(const Geometry& g, const TensorView& dy, const TensorView& dx) {
-  input(g, dx, "grad_input");
+  defined(dx, "grad_input");
+  defined(dy, "grad_output");
+  element_type(&g, dy, "grad_output", Accepts::Gradient);  // (named first: the host allocates dx like dy)
+  input(g, dx, "grad_input", Accepts::Gradient);
   same(dy, "grad_output", output_shape(g, dx), dx.dtype);
   same_device(dy, "grad_output", dx);
 }
@@ -115,15 +147,15 @@ void mixed_options(const MixedOptions& opt) {
   avg_options(opt.avg);
 }
 
-// Unpool: small (N, C, in...) and big (N, C, out...) of one floating dtype, indices int64 of small's shape with
-// every index inside the output plane.
+// Unpool: small (N, C, in...) and big (N, C, out...) of one dtype (floating or integer), indices int64 of small's
+// shape with every index inside the output plane.
 void unpool(const TensorView& small, const char* small_name, const TensorView& big, const char* big_name,
             const TensorView& indices) {
   defined(small, small_name);
   defined(big, big_name);
   if (small.rank() < 3 || small.rank() > 5)
     fail(small_name, "must be (N, C, 1 to 3 spatial dims) (got shape " + small.shape.str() + ")");
-  if (!is_floating(small.dtype)) fail(small_name, "must be a floating dtype", ErrorKind::Type);
+  element_type(nullptr, small, small_name, Accepts::MaxTypes);
   if (big.rank() != small.rank() || big.shape[0] != small.shape[0] || big.shape[1] != small.shape[1])
     fail(big_name, "must have the N, C and rank of " + std::string(small_name) + " (got " + big.shape.str() +
                        " and " + small.shape.str() + ")");
@@ -159,7 +191,7 @@ Shape output_shape(const Geometry& g, const TensorView& x) {
 }
 
 void max_pool_forward(const Geometry& g, const TensorView& x, const TensorView& y, const TensorView& am) {
-  forward(g, x, y);
+  forward(g, x, y, Accepts::MaxTypes);
   argmax_of(g, am, y.shape, x);
 }
 void max_pool_backward(const Geometry& g, const TensorView& dy, const TensorView& am, const TensorView& x,
@@ -167,7 +199,7 @@ void max_pool_backward(const Geometry& g, const TensorView& dy, const TensorView
   max_backward_inputs(g, dy, am, x, dx);
 }
 void avg_pool_forward(const Geometry& g, const AvgOptions& opt, const TensorView& x, const TensorView& y) {
-  forward(g, x, y);
+  forward(g, x, y, Accepts::AvgTypes);
   avg_options(opt);
 }
 void avg_pool_backward(const Geometry& g, const AvgOptions& opt, const TensorView& dy, const TensorView& dx) {

@@ -11,6 +11,7 @@
 #include "common.hpp"
 #include "generic.hpp"
 #include "half.hpp"
+#include "kernels_int.hpp"
 #include "plane_average.hpp"
 #include "plane_blocks.hpp"
 #include "prefetch.hpp"
@@ -22,6 +23,7 @@ using Kernel = void (*)(const ForwardJob&);
 
 struct Forward {
   bool is_max;
+  DType dtype;
   Geometry g3;
   const Tables& tab;
   View5 x, y, am;
@@ -152,7 +154,8 @@ void run_row(const Forward& f, const RowPlan& p, int64_t ot, int64_t oh, const R
 bool blocked_forward(const Forward& f) {
   const AxisTable &A = f.tab.t, &B = f.tab.h, &W = f.tab.w;
   const int64_t T = A.axis.in, H = B.axis.in, Wi = W.axis.in, OT = A.axis.out, OH = B.axis.out, OW = W.axis.out;
-  const int64_t lanes = f.x.esize == 8 ? 8 : 16, planes = f.N * f.C, in_cells = T * H * Wi, out_cells = OT * OH * OW;
+  const int64_t lanes = is_integer(f.dtype) ? 64 / f.x.esize : f.x.esize == 8 ? 8 : 16;  // (integers: a 64-byte vector)
+  const int64_t planes = f.N * f.C, in_cells = T * H * Wi, out_cells = OT * OH * OW;
   const int64_t xstep = plane_step(f.x, f.N, f.C), ystep = plane_step(f.y, f.N, f.C);
   const int64_t astep = plane_step(f.am, f.N, f.C);  // the argmax has y's strides
   if (xstep < 0 || ystep < 0) return false;
@@ -241,9 +244,19 @@ bool one_window(const AxisTable& a) {
   return a.axis.out == 1 && a.axis.step() == 1 && a.pos(0, a.first[0]) == 0 && a.last[0] - a.first[0] == a.axis.in;
 }
 
+Kernel int_max_kernel(DType t) {
+  switch (t) {
+    case DType::u8: return max_forward_u8;
+    case DType::i8: return max_forward_i8;
+    case DType::i16: return max_forward_i16;
+    case DType::i32: return max_forward_i32;
+    default: return max_forward_i64;
+  }
+}
+
 bool simd_forward(Forward& f, const TensorView& x, const TensorView& y) {
-  const bool f32 = x.dtype == DType::f32, wide = x.dtype == DType::f64;
-  if (!f32 && !wide && x.dtype != DType::bf16 && x.dtype != DType::f16) return false;
+  const bool f32 = x.dtype == DType::f32, wide = x.dtype == DType::f64, integer = is_integer(x.dtype);
+  if (integer && !f.is_max) return false;  // (int64 average: the reference)
   if (!non_negative_strides(x)) return false;
   if (f.am.defined() && !f.am.same_strides(f.y)) return false;
   if (f.form == IndexForm::I64 && !wide && f.g3.plane_in() > INT32_MAX) return false;  // indices tracked in int32
@@ -251,7 +264,8 @@ bool simd_forward(Forward& f, const TensorView& x, const TensorView& y) {
     case DType::f32: f.kernel = f.is_max ? max_forward_f32 : avg_forward_f32; break;
     case DType::f64: f.kernel = f.is_max ? max_forward_f64 : avg_forward_f64; break;
     case DType::bf16: f.kernel = f.is_max ? max_forward_bf16 : avg_forward_bf16; break;
-    default: f.kernel = f.is_max ? max_forward_f16 : avg_forward_f16; break;
+    case DType::f16: f.kernel = f.is_max ? max_forward_f16 : avg_forward_f16; break;
+    default: f.kernel = int_max_kernel(x.dtype); break;
   }
   f.work = x.numel() + y.numel();
   f.stream = past_cache(y.numel() * (f.y.esize + (f.am.defined() ? f.am.esize : 0)));
@@ -272,14 +286,17 @@ bool simd_forward(Forward& f, const TensorView& x, const TensorView& y) {
         plane_average_forward(f.x, f.y, x.dtype, f.N, f.C, f.tab.t.axis.in, f.tab.h.axis.in, f.tab.w.axis.in,
                               double(f.divisor(0, 0, 0)), f.work))
       return true;
-    if (k3s2_forward(f, x.dtype)) return true;
+    if (!integer && k3s2_forward(f, x.dtype)) return true;
     if (blocks_pay(f.tab) && blocked_forward(f)) return true;
   } else if (last) {
     // channels-last: lanes over (W, C) when C is small and a vector load exists for it, or when C fills whole
     // vectors (each vector then lies within one output's channels); else over C, one output at a time
+    const int64_t whole = integer ? 64 / f.x.esize : wide ? 8 : 16;  // lanes of a 64-byte vector
     bool merge = f.y.s[4] == f.C && regular_w &&
-                 (f.C == 1 || (f.C == 2 && f32 && f.g3.axes[2].stride * f.x.s[4] == 4) || f.C % (wide ? 8 : 16) == 0);
-    if (!f32 && !wide && !merge && f.C < 8) return false;  // 16-bit, few channels: float32 blocks do better
+                 (f.C == 1 || (f.C == 2 && f32 && f.g3.axes[2].stride * f.x.s[4] == 4) || f.C % whole == 0 ||
+                  (integer && f.C * f.x.esize <= 8 && (f.C & (f.C - 1)) == 0 &&  // (pairs of 2-8 byte units)
+                   f.g3.axes[2].stride * f.x.s[4] == 2 * f.C));
+    if (!f32 && !wide && !integer && !merge && f.C < 8) return false;  // 16-bit, few channels: float32 blocks do better
     group = merge ? f.C : 1;
     per_output = f.C;
     planes = f.N, xstep = f.x.s[0], ystep = f.y.s[0];
@@ -348,7 +365,7 @@ bool run_forward(bool is_max, const Geometry& g, const AvgOptions& opt, const Te
   if (x.device != Device::CPU || x.numel() == 0 || y.numel() == 0) return false;
   const Geometry g3 = as3d(g);
   const Tables tab(g3);
-  Forward f{is_max, g3, tab, View5(x), View5(y), View5(am), index_form(am), x.shape[0], x.shape[1],
+  Forward f{is_max, x.dtype, g3, tab, View5(x), View5(y), View5(am), index_form(am), x.shape[0], x.shape[1],
             opt, 0, nullptr, 0};
   if (simd_forward(f, x, y)) return true;
   if ((x.dtype == DType::bf16 || x.dtype == DType::f16) && half_forward(is_max, g, opt, x, y, am)) return true;

@@ -1,6 +1,7 @@
 #include "generic.hpp"
 
 #include <limits>
+#include <type_traits>
 #include <vector>
 
 #include "common.hpp"
@@ -50,7 +51,7 @@ void forward_plane(const Plane& p, bool is_max, const View5& x, const View5& y, 
       for (int64_t ow = 0; ow < ax[2].out; ++ow) {
         const int64_t yo = y.offset(n, c, ot, oh, ow);
         if (is_max) {
-          A m = -std::numeric_limits<A>::infinity();
+          A m = std::is_integral_v<A> ? std::numeric_limits<A>::lowest() : -std::numeric_limits<A>::infinity();
           int64_t code = -1;
           p.taps(ot, oh, ow, [&](int64_t t, int64_t h, int64_t w, int64_t local) {
             A v = A(*x.at<T>(x.offset(n, c, t, h, w)));
@@ -69,15 +70,21 @@ void forward_plane(const Plane& p, bool is_max, const View5& x, const View5& y, 
       }
 }
 
+// The floating types, and with `integers` those max pooling takes too.
 template <class F>
-bool for_float(DType t, F&& f) {
+bool for_type(DType t, bool integers, F&& f) {
   switch (t) {
     case DType::f32: return f(float{});
     case DType::f64: return f(double{});
     case DType::bf16: return f(bfloat16{});
     case DType::f16: return f(float16{});
-    default: return false;
+    case DType::u8: return integers && f(uint8_t{});
+    case DType::i8: return integers && f(int8_t{});
+    case DType::i16: return integers && f(int16_t{});
+    case DType::i32: return integers && f(int32_t{});
+    case DType::i64: return integers && f(int64_t{});
   }
+  return false;
 }
 
 }  // namespace
@@ -89,7 +96,7 @@ bool generic_forward(bool is_max, const Geometry& g, const AvgOptions& opt, cons
   View5 xv(x), yv(y), av(argmax);
   IndexForm form = index_form(argmax);
   const int64_t C = x.shape[1];
-  return for_float(x.dtype, [&](auto tag) {
+  return for_type(x.dtype, is_max, [&](auto tag) {  // (int64 average: the reference)
     using T = decltype(tag);
     return parallel_for(x.shape[0] * C, x.numel() + y.numel(), [&](int64_t i) {
       forward_plane<T>(p, is_max, xv, yv, av, form, i / C, i % C);

@@ -7,14 +7,16 @@ namespace poolkit::ref {
 void avg_pool_forward(const Geometry& g, const AvgOptions& opt, const TensorView& x, const TensorView& y) {
   validate::avg_pool_forward(g, opt, x, y);
   Geometry g3 = detail::as3d(g);
-  detail::dispatch_float(x.dtype, [&](auto tag) {
+  auto pool = [&](auto tag) {
     using T = decltype(tag);
     detail::View5<const T> xv(x);
     detail::View5<T> yv(y);
     detail::for_each_output(g3, xv.n, xv.c, [&](int64_t n, int64_t c, int64_t a, int64_t b, int64_t d) {
       yv.at(n, c, a, b, d) = T(detail::window_avg(g3, opt, xv, n, c, a, b, d));
     });
-  });
+  };
+  if (x.dtype == DType::i64) pool(int64_t{});  // (validate lets int64 through for fixed windows alone)
+  else detail::dispatch_float(x.dtype, pool);
 }
 
 void avg_pool_backward(const Geometry& g, const AvgOptions& opt, const TensorView& dy, const TensorView& dx) {

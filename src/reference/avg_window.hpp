@@ -1,6 +1,7 @@
 #pragma once
 // The average reducer of the reference: the window sum in window order, in the accumulation type, divided by
-// PyTorch's divisor (override, or the taps up to the end of the padding, or the cells read).
+// PyTorch's divisor (override, or the taps up to the end of the padding, or the cells read). int64 sums wrap
+// around, and divide with truncation toward zero, as PyTorch's avg_pool does for int64.
 #include "plane.hpp"
 #include "poolkit/options.hpp"
 
@@ -16,7 +17,12 @@ template <class T>
 acc_t<T> window_sum(const Geometry& g3, const View5<const T>& x, int64_t n, int64_t c, int64_t a, int64_t b,
                     int64_t d) {
   acc_t<T> sum = 0;
-  for_each_cell(g3, a, b, d, [&](int64_t t, int64_t h, int64_t w, int64_t) { sum += acc_t<T>(x.at(n, c, t, h, w)); });
+  for_each_cell(g3, a, b, d, [&](int64_t t, int64_t h, int64_t w, int64_t) {
+    if constexpr (std::is_integral_v<acc_t<T>>)
+      sum = acc_t<T>(uint64_t(sum) + uint64_t(x.at(n, c, t, h, w)));  // (wraps without undefined behaviour)
+    else
+      sum += acc_t<T>(x.at(n, c, t, h, w));
+  });
   return sum;
 }
 

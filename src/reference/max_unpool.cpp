@@ -7,7 +7,7 @@
 namespace poolkit::ref {
 void max_unpool_forward(const TensorView& x, const TensorView& indices, const TensorView& y) {
   validate::max_unpool_forward(x, indices, y);
-  detail::dispatch_float(x.dtype, [&](auto tag) {
+  detail::dispatch_max(x.dtype, [&](auto tag) {
     using T = decltype(tag);
     detail::View5<const T> xv(x);
     detail::View5<const int64_t> iv(indices);
@@ -17,7 +17,7 @@ void max_unpool_forward(const TensorView& x, const TensorView& indices, const Te
       for (int64_t c = 0; c < xv.c; ++c) {
         for (int64_t a = 0; a < out[0]; ++a)
           for (int64_t b = 0; b < out[1]; ++b)
-            for (int64_t d = 0; d < out[2]; ++d) yv.at(n, c, a, b, d) = T(0.0f);
+            for (int64_t d = 0; d < out[2]; ++d) yv.at(n, c, a, b, d) = T(0);
         for (int64_t a = 0; a < in[0]; ++a)  // in input order: the last writer of a cell wins
           for (int64_t b = 0; b < in[1]; ++b)
             for (int64_t d = 0; d < in[2]; ++d) {
@@ -30,7 +30,7 @@ void max_unpool_forward(const TensorView& x, const TensorView& indices, const Te
 
 void max_unpool_backward(const TensorView& dy, const TensorView& indices, const TensorView& dx) {
   validate::max_unpool_backward(dy, indices, dx);
-  detail::dispatch_float(dx.dtype, [&](auto tag) {
+  detail::dispatch_max(dx.dtype, [&](auto tag) {
     using T = decltype(tag);
     detail::View5<const T> dyv(dy);
     detail::View5<const int64_t> iv(indices);

@@ -1,6 +1,7 @@
 #pragma once
-// The max reducer of the reference: PyTorch's rule (the running max starts at -inf and the index at the first
-// cell read; a cell replaces it when it is greater or NaN), so the first maximum wins and the last NaN is kept.
+// The max reducer of the reference: PyTorch's rule (the running max starts at -inf, or the lowest integer, and the
+// index at the first cell read; a cell replaces it when it is greater or NaN), so the first maximum wins and the
+// last NaN is kept.
 // Shared by max, adaptive, global, fractional and mixed pooling.
 #include <limits>
 #include <vector>
@@ -19,7 +20,7 @@ struct WindowMax {
 template <class T>
 WindowMax<T> window_max(const Geometry& g3, const View5<const T>& x, int64_t n, int64_t c, int64_t a, int64_t b,
                         int64_t d) {
-  WindowMax<T> m{-std::numeric_limits<acc_t<T>>::infinity(), -1, -1};
+  WindowMax<T> m{lowest<acc_t<T>>(), -1, -1};
   for_each_cell(g3, a, b, d, [&](int64_t t, int64_t h, int64_t w, int64_t local) {
     acc_t<T> v = acc_t<T>(x.at(n, c, t, h, w));
     if (m.flat < 0 || v > m.value || is_nan(v)) {
@@ -37,6 +38,7 @@ inline int64_t load_index(const TensorView& t, int64_t off) {
     case DType::i32: return static_cast<const int32_t*>(t.data)[off];
     case DType::i16: return static_cast<const int16_t*>(t.data)[off];
     case DType::u8: return static_cast<const uint8_t*>(t.data)[off];
+    case DType::i8: return static_cast<const int8_t*>(t.data)[off];
     default: fail("argmax", "must be an integer tensor", ErrorKind::Type);
   }
 }
@@ -63,7 +65,7 @@ inline int64_t offset5(const TensorView& t, int64_t n, int64_t c, int64_t a, int
 template <class PlaneGeometry>
 void max_forward(const PlaneGeometry& plane_geometry, const TensorView& x, const TensorView& y,
                  const TensorView& argmax) {
-  dispatch_float(x.dtype, [&](auto tag) {
+  dispatch_max(x.dtype, [&](auto tag) {
     using T = decltype(tag);
     View5<const T> xv(x);
     View5<T> yv(y);

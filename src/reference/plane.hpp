@@ -4,6 +4,8 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <limits>
+#include <type_traits>
 
 #include "poolkit/error.hpp"
 #include "poolkit/geometry.hpp"
@@ -45,7 +47,16 @@ inline std::array<int64_t, 3> spatial3(const TensorView& t) {
   return s;
 }
 
-template <class T> inline bool is_nan(T v) { return std::isnan(float(v)); }
+template <class T> inline bool is_nan(T v) {
+  if constexpr (std::is_integral_v<T>) return false;
+  else return std::isnan(float(v));
+}
+
+// Where a running max starts: -inf, or the lowest integer (the first cell read replaces it in either case).
+template <class A> constexpr A lowest() {
+  if constexpr (std::is_integral_v<A>) return std::numeric_limits<A>::lowest();
+  else return -std::numeric_limits<A>::infinity();
+}
 template <> inline bool is_nan<double>(double v) { return std::isnan(v); }
 
 // Flat index of a cell inside its (n, c) plane: (t * H + h) * W + w.
@@ -62,6 +73,19 @@ void dispatch_float(DType t, F&& f) {
     case DType::bf16: f(bfloat16{}); return;
     case DType::f16: f(float16{}); return;
     default: fail("x", std::string("unsupported dtype ") + dtype_name(t), ErrorKind::Type);
+  }
+}
+
+// Calls f(element type tag) for any dtype max pooling takes: floating or integer.
+template <class F>
+void dispatch_max(DType t, F&& f) {
+  switch (t) {
+    case DType::u8: f(uint8_t{}); return;
+    case DType::i8: f(int8_t{}); return;
+    case DType::i16: f(int16_t{}); return;
+    case DType::i32: f(int32_t{}); return;
+    case DType::i64: f(int64_t{}); return;
+    default: dispatch_float(t, f);
   }
 }
 

@@ -67,7 +67,7 @@ TEST(ReliabilityErrors, UnpoolTensorsMustAgree) {
   expect_error([&] { max_unpool_forward(x, idx, y_rank); }, Value, "y", "N, C and rank");
   expect_error([&] { max_unpool_forward(x, idx, y_empty); }, Value, "y", "spatial sizes must be >= 1");
   expect_error([&] { max_unpool_forward(x, idx, y_f64); }, Type, "y", "dtype of x");
-  expect_error([&] { max_unpool_forward(x_int, idx32, y); }, Type, "x", "floating");
+  expect_error([&] { max_unpool_forward(x_int, idx, y); }, Type, "y", "dtype of x");  // (integers unpool)
   expect_error([&] { max_unpool_forward(x2, idx, y); }, Value, "x", "1 to 3 spatial dims");
   expect_error([&] { max_unpool_forward(x, idx32, y); }, Type, "indices", "int64");
   expect_error([&] { max_unpool_backward(y_c, idx, x); }, Value, "grad_output", "N, C and rank");

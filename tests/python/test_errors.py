@@ -23,7 +23,7 @@ X = np.random.default_rng(0).standard_normal((1, 2, 6, 6)).astype(np.float32)
     (lambda: poolkit.max_pool2d(X, 2, 1, "same", dilation=2), ValueError, ["dilation"]),
     (lambda: poolkit.max_pool2d(X, 2, data_format="nhwc"), ValueError, ["data_format"]),
     (lambda: poolkit.max_pool2d(X[0, 0], 2), ValueError, ["input", "3-D"]),
-    (lambda: poolkit.max_pool2d(X.astype(np.int32), 2), TypeError, ["float32"]),
+    (lambda: poolkit.avg_pool2d(X.astype(np.int32), 2), TypeError, ["float32", "int64"]),
     (lambda: poolkit.max_pool1d(X[0], 2 ** 62, dilation=4), OverflowError, ["overflows"]),
     (lambda: poolkit.avg_pool2d(X, 2, divisor_override=0), ValueError, ["divisor_override", "> 0"]),
     (lambda: poolkit.avg_pool3d(X[:, :, None, :2], 3), ValueError, ["input", "kernel_size"]),

@@ -101,7 +101,8 @@ def _make(r):
         a = _In(input, r)
         g = fractional_geometry(a.x, kernel_size, output_size, output_ratio)
         if _random_samples is None:
-            _random_samples = torch.rand(a.x.shape[0], a.x.shape[1], r, dtype=a.x.dtype)
+            sdt = a.x.dtype if a.x.is_floating_point() else torch.float64  # (integer inputs: float64 samples)
+            _random_samples = torch.rand(a.x.shape[0], a.x.shape[1], r, dtype=sdt)
         _check_tensor(_random_samples, "_random_samples")
         res = A.FractionalMaxPool.apply(a.x, g, _random_samples, bool(return_indices))
         return _max_result(a, res, return_indices)

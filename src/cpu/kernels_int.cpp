@@ -1,0 +1,183 @@
+// The integer max forward kernels (kernels_int.hpp). The argmax is followed in lanes of the values' width: its
+// code itself where the form is no wider (and not flat), else the tap's number, turned into its code lane by
+// lane on store. One template for the five types; 8-bit lanes fill a 64-byte vector with 64 outputs.
+#include "src/cpu/kernels_int.hpp"
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "src/cpu/kernels_int.cpp"
+#include <hwy/foreach_target.h>  // IWYU pragma: keep
+#include <hwy/highway.h>
+
+#include <limits>
+
+#include "src/cpu/kernels_forward-inl.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace poolkit::cpu::HWY_NAMESPACE {
+namespace {
+
+// How the argmax is followed: not at all, by its code (stored as it is, or converted where the form's width
+// differs), or by the tap number (codes wider than the lanes, and flat indices).
+enum IntIndex { kIntNone, kIntCode, kIntTap };
+
+// Pairs of wider units: lanes (output, channel) of `group` channels of T making one unit of kUnitBytes, every
+// other unit read (channels-last rows of few channels, stride 2): M = kPairUnits + kUnitBytes.
+constexpr int kPairUnits = 100;
+
+template <int M, class D>
+HWY_INLINE hn::Vec<D> load_int(D d, const hn::TFromD<D>* p, int64_t k) {
+#if HWY_TARGET != HWY_SCALAR
+  if constexpr (M == kPair) {
+    const int64_t N = int64_t(hn::Lanes(d));
+    return hn::ConcatEven(d, hn::LoadU(d, p + 2 * k + N), hn::LoadU(d, p + 2 * k));
+  }
+  if constexpr (M > kPairUnits) {
+    using U = hwy::UnsignedFromSize<M - kPairUnits>;
+    const hn::Repartition<U, D> du;
+    const U* q = reinterpret_cast<const U*>(p + 2 * k);
+    return hn::BitCast(d, hn::ConcatEven(du, hn::LoadU(du, q + hn::Lanes(du)), hn::LoadU(du, q)));
+  }
+#endif
+  return hn::LoadU(d, p + k);
+}
+
+// The argmax value of lane k (of the job's row with flat part row_code) for tap number or code v.
+inline int64_t index_value(const ForwardJob& j, int kIdx, int64_t v, int64_t k, int64_t row_code) {
+  int64_t code = kIdx == kIntTap ? j.tap_code[v] : v;
+  if (j.form == IndexForm::I64) code += (k / j.lanes.group) * j.flat_step + row_code;
+  return code;
+}
+
+template <class D, int kIdx, int M>
+HWY_NOINLINE void int_max_rows(const ForwardJob& j) {
+  using T = hn::TFromD<D>;
+  const D d;
+  using TU = hwy::MakeUnsigned<T>;
+  const hn::RebindToUnsigned<decltype(d)> du;
+  const int64_t N = int64_t(hn::Lanes(d));
+  const Lanes& l = j.lanes;
+  const int64_t vec_end = M == kScalarOnly ? 0 : l.vector_count;
+  const RowPrefetch<T> ahead(j);
+  const int64_t ai = form_bytes(j.form);
+  const bool stream = streams<T>(d, j, kIdx == kIntCode && ai == int64_t(sizeof(T)) ? ai : 0);
+  int64_t period_row = j.code_row_first % j.code_period;
+  for (int64_t row = 0; row < j.rows; ++row, period_row = period_row + 1 == j.code_period ? 0 : period_row + 1) {
+    const T* x = static_cast<const T*>(j.x) + row * j.x_row_step;
+    T* y = static_cast<T*>(j.y) + row * j.y_row_step;
+    char* am = j.argmax ? static_cast<char*>(j.argmax) + row * j.y_row_step * ai : nullptr;
+    const int64_t row_code = period_row * j.code_row_step;
+    ahead(row);
+    int64_t k = 0;
+    if (vec_end >= N) {
+      for (k = 0; k < vec_end; k += N) {
+        const int64_t lane = std::min(k, vec_end - N), at = load_at<M>(l, lane);  // (the last overlaps)
+        auto m = load_int<M>(d, x + j.tap_offset[0], at);
+        auto idx = hn::Set(du, TU(kIdx == kIntCode ? j.tap_code[0] : 0));
+        for (int t = 1; t < j.ntaps; ++t) {
+          const auto v = load_int<M>(d, x + j.tap_offset[t], at);
+          if constexpr (kIdx == kIntNone) {
+            m = hn::Max(m, v);
+          } else {
+            const auto replace = v > m;
+            m = hn::IfThenElse(replace, v, m);
+            idx = hn::IfThenElse(hn::RebindMask(du, replace), hn::Set(du, TU(kIdx == kIntCode ? j.tap_code[t] : t)), idx);
+          }
+        }
+        put(d, m, y + lane, stream);
+        if constexpr (kIdx != kIntNone) {
+          if (kIdx == kIntCode && ai == int64_t(sizeof(T))) {
+            put(du, idx, reinterpret_cast<TU*>(am) + lane, stream);
+          } else {
+            HWY_ALIGN TU buf[hn::MaxLanes(du)];
+            hn::Store(idx, du, buf);
+            if (j.form == IndexForm::I64 && l.group == 1) {  // (flat indices of lanes one output each: no division)
+              int64_t* out = reinterpret_cast<int64_t*>(am) + lane;
+              const int64_t base = lane * j.flat_step + row_code;
+              for (int64_t i = 0; i < N; ++i) out[i] = j.tap_code[buf[i]] + base + i * j.flat_step;
+            } else {
+              for (int64_t i = 0; i < N; ++i)
+                store_index(j.form, am, lane + i, index_value(j, kIdx, int64_t(buf[i]), lane + i, row_code));
+            }
+          }
+        }
+      }
+      k = vec_end;
+    }
+    for (; k < l.count; ++k) {  // the rest one lane at a time
+      const T* xk = x + lane_offset(l, k);
+      T m = xk[j.tap_offset[0]];
+      int best = 0;
+      for (int t = 1; t < j.ntaps; ++t) {
+        const T v = xk[j.tap_offset[t]];
+        if (v > m) m = v, best = t;
+      }
+      y[k] = m;
+      if constexpr (kIdx != kIntNone) store_index(j.form, am, k, index_value(j, kIntTap, best, k, row_code));
+    }
+  }
+  if (stream) hwy::FlushStream();
+}
+
+template <class D, int kIdx>
+void int_max_by_mode(const ForwardJob& j) {
+  const int64_t N = int64_t(hn::Lanes(D())), g = j.lanes.group;
+  const Lanes& l = j.lanes;
+  if (g == 1 && l.lane_stride == 1) return int_max_rows<D, kIdx, kUnit>(j);
+  if (g % N == 0) return int_max_rows<D, kIdx, kGroup>(j);
+#if HWY_TARGET != HWY_SCALAR
+  if (g == 1 && l.lane_stride == 2) return int_max_rows<D, kIdx, kPair>(j);
+  if (g > 1 && l.lane_stride == 2 * g && N % g == 0) {
+    const int64_t unit = g * int64_t(sizeof(hn::TFromD<D>));
+    if (unit == 2) return int_max_rows<D, kIdx, kPairUnits + 2>(j);
+    if (unit == 4) return int_max_rows<D, kIdx, kPairUnits + 4>(j);
+    if (unit == 8) return int_max_rows<D, kIdx, kPairUnits + 8>(j);
+  }
+#endif
+  int_max_rows<D, kIdx, kScalarOnly>(j);
+}
+
+// Vectors as wide as the rows allow: whole ones, else a half or a quarter of one (rows of 16 or 32 outputs of
+// 8-bit types, e.g. channels-first planes of 32 or 64 columns pooled by 2).
+template <class T, int kIdx>
+void int_max_by_width(const ForwardJob& j) {
+  const hn::ScalableTag<T> d;
+  const int64_t full = int64_t(hn::Lanes(d)), vec = j.lanes.vector_count;
+  if constexpr (hn::MaxLanes(d) > 32 / sizeof(T)) {
+    if (vec < full && vec >= int64_t(32 / sizeof(T))) return int_max_by_mode<hn::CappedTag<T, 32 / sizeof(T)>, kIdx>(j);
+  }
+  if constexpr (hn::MaxLanes(d) > 16 / sizeof(T)) {
+    if (vec < full && vec >= int64_t(16 / sizeof(T))) return int_max_by_mode<hn::CappedTag<T, 16 / sizeof(T)>, kIdx>(j);
+  }
+  int_max_by_mode<hn::ScalableTag<T>, kIdx>(j);
+}
+
+template <class T>
+void int_max_forward(const ForwardJob& j) {
+  if (j.form == IndexForm::None) return int_max_by_width<T, kIntNone>(j);
+  // codes no wider than the lanes (and not flat) are followed as they are; else tap numbers, which must fit
+  if (j.form != IndexForm::I64 && form_bytes(j.form) <= int64_t(sizeof(T))) return int_max_by_width<T, kIntCode>(j);
+  if (uint64_t(j.ntaps) <= uint64_t(std::numeric_limits<hwy::MakeUnsigned<T>>::max()))
+    return int_max_by_width<T, kIntTap>(j);
+  int_max_rows<hn::ScalableTag<T>, kIntTap, kScalarOnly>(j);  // (the scalar loop keeps tap numbers in an int)
+}
+
+}  // namespace
+
+void MaxForwardU8(const ForwardJob& j) { int_max_forward<uint8_t>(j); }
+void MaxForwardI8(const ForwardJob& j) { int_max_forward<int8_t>(j); }
+void MaxForwardI16(const ForwardJob& j) { int_max_forward<int16_t>(j); }
+void MaxForwardI32(const ForwardJob& j) { int_max_forward<int32_t>(j); }
+void MaxForwardI64(const ForwardJob& j) { int_max_forward<int64_t>(j); }
+
+}  // namespace poolkit::cpu::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace poolkit::cpu {
+POOLKIT_KERNEL_DISPATCH(MaxForwardU8, max_forward_u8, ForwardJob)
+POOLKIT_KERNEL_DISPATCH(MaxForwardI8, max_forward_i8, ForwardJob)
+POOLKIT_KERNEL_DISPATCH(MaxForwardI16, max_forward_i16, ForwardJob)
+POOLKIT_KERNEL_DISPATCH(MaxForwardI32, max_forward_i32, ForwardJob)
+POOLKIT_KERNEL_DISPATCH(MaxForwardI64, max_forward_i64, ForwardJob)
+}  // namespace poolkit::cpu
+#endif
