@@ -14,7 +14,15 @@ for _name, _capsule in _jax_ffi.registrations().items():
 
 def call(target, results, *args, **attrs):
     """One FFI call. vmap folds the mapped axis into the batch: every argument gets it ('broadcast_all') and the
-    handlers treat all leading axes as one N."""
+    handlers treat all leading axes as one N. Inside shard_map the results vary over the manual axes as the first
+    argument does."""
+    a = jax.typeof(args[0])
+    if not a.manual_axis_type.empty:
+        s = jax.sharding.NamedSharding(a.sharding.mesh, jax.sharding.PartitionSpec())
+        one = isinstance(results, jax.ShapeDtypeStruct)
+        results = [jax.ShapeDtypeStruct(r.shape, r.dtype, sharding=s, manual_axis_type=a.manual_axis_type)
+                   for r in ([results] if one else results)]
+        results = results[0] if one else tuple(results)
     return jax.ffi.ffi_call(target, results, vmap_method="broadcast_all")(*args, **attrs)
 
 
