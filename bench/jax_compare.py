@@ -89,15 +89,15 @@ def pools(kind, rank, k, s, p, cip, cf):
     rw_pad = "VALID" if pads == "VALID" else full(pads, (0, 0))
     if kind == "max":
         return (lambda x: pj.max_pool(x, win, strides, pads, channels_first=cf),
-                lambda x: lax.reduce_window(x, jnp.array(-jnp.inf, x.dtype), lax.max, full(win, 1), full(strides, 1),
+                lambda x: lax.reduce_window(x, np.array(-np.inf, x.dtype), lax.max, full(win, 1), full(strides, 1),
                                             rw_pad))
     if kind == "avg":
         def peer(x):
-            ssum = lax.reduce_window(x, jnp.array(0, x.dtype), lax.add, full(win, 1), full(strides, 1), rw_pad)
+            ssum = lax.reduce_window(x, np.array(0, x.dtype), lax.add, full(win, 1), full(strides, 1), rw_pad)
             if cip:
                 return ssum / np.prod(win)
             ones = jnp.ones_like(x)
-            return ssum / lax.reduce_window(ones, jnp.array(0, x.dtype), lax.add, full(win, 1), full(strides, 1),
+            return ssum / lax.reduce_window(ones, np.array(0, x.dtype), lax.add, full(win, 1), full(strides, 1),
                                             rw_pad)
         return (lambda x: pj.avg_pool(x, win, strides, pads, cip, channels_first=cf), peer)
     if kind == "gap":

@@ -79,7 +79,7 @@ def _ints(v, name, rank=None):
     return t
 
 
-def _check_rank(x, rank, channels_last):
+def _check_input(x, rank):
     if x.ndim < rank + 2:
         raise ValueError(f"poolkit: inputs: needs a batch axis, {rank} spatial axes and a feature axis "
                          f"(got shape {tuple(x.shape)})")
@@ -87,23 +87,24 @@ def _check_rank(x, rank, channels_last):
         raise TypeError(f"poolkit: inputs: dtype must be float32, float64, bfloat16 or float16 (got {x.dtype})")
 
 
+_PADDING_RULE = "poolkit: padding: must be 'VALID', 'SAME' or one (low, high) pair per window axis ({}) (got {!r})"
+
+
 def window(x, window_shape, strides, padding, channels_first, options=()):
     """flax.linen's window arguments: strides default to 1; padding 'VALID', 'SAME' or (low, high) pairs."""
     k = _ints(window_shape, "window_shape")
     rank = len(k)
     s = (1,) * rank if strides is None else _ints(strides, "strides", rank)
-    _check_rank(x, rank, not channels_first)
+    _check_input(x, rank)
     if isinstance(padding, str):
         auto = {"VALID": "VALID", "SAME": "SAME_UPPER"}.get(padding.upper())
         if auto is None:
-            raise ValueError(f"poolkit: padding: must be 'VALID', 'SAME' or one (low, high) pair per window axis "
-                             f"(got {padding!r})")
+            raise ValueError(_PADDING_RULE.format(rank, padding))
         pads = (0,) * (2 * rank)
     else:
         pairs = [tuple(_ints(p, "padding")) for p in padding]
         if len(pairs) != rank or any(len(p) != 2 for p in pairs):
-            raise ValueError(f"poolkit: padding: must be 'VALID', 'SAME' or one (low, high) pair per window axis "
-                             f"({rank}) (got {padding!r})")
+            raise ValueError(_PADDING_RULE.format(rank, padding))
         auto, pads = "NOTSET", tuple(p[0] for p in pairs) + tuple(p[1] for p in pairs)
     return Spec(tuple(x.shape), str(x.dtype), rank, not channels_first, "window", k, s, pads, auto,
                 options=tuple(options))
@@ -112,11 +113,11 @@ def window(x, window_shape, strides, padding, channels_first, options=()):
 def adaptive(x, output_size, channels_first, options=()):
     rank = len(output_size) if not isinstance(output_size, int) else x.ndim - 2
     out = _ints(output_size, "output_size", rank)
-    _check_rank(x, rank, not channels_first)
+    _check_input(x, rank)
     return Spec(tuple(x.shape), str(x.dtype), rank, not channels_first, "adaptive", output_size=out,
                 options=tuple(options))
 
 
 def global_(x, channels_first, options=()):
-    _check_rank(x, 1, not channels_first)
+    _check_input(x, 1)
     return Spec(tuple(x.shape), str(x.dtype), x.ndim - 2, not channels_first, "global", options=tuple(options))

@@ -102,28 +102,6 @@ ffi::Error lp_backward(Buf dy, Buf x, Ret dx, Attrs a) {
   });
 }
 
-ffi::Error mixed_forward(Buf x, Ret y, Attrs a) {
-  return guarded([&] {
-    Layout l = layout_of(a);
-    TensorView xv = view_of(x, l, "input");
-    MixedOptions o{attr<double>(a, "lambda_"), avg_options(a)};
-    mixed_pool_forward(geometry_of(a, spatial_size(xv)), o, xv, view_of(*y, l, "output"));
-  });
-}
-
-// dlambda: a float64 scalar, d(loss)/d(lambda).
-ffi::Error mixed_backward(Buf dy, Buf x, Ret dx, Ret dlambda, Attrs a) {
-  return guarded([&] {
-    Layout l = layout_of(a);
-    TensorView dxv = view_of(*dx, l, "grad_input");
-    MixedOptions o{attr<double>(a, "lambda_"), avg_options(a)};
-    if (dlambda->element_type() != ffi::DataType::F64 || dlambda->element_count() != 1)
-      fail("dlambda", "must be one float64", ErrorKind::Type);
-    mixed_pool_backward(geometry_of(a, spatial_size(dxv)), o, view_of(dy, l, "grad_output"), view_of(x, l, "input"),
-                        dxv, static_cast<double*>(dlambda->untyped_data()));
-  });
-}
-
 ffi::Error stochastic_forward(Buf x, Ret y, Attrs a) {
   return guarded([&] {
     Layout l = layout_of(a);
@@ -141,20 +119,6 @@ ffi::Error stochastic_backward(Buf dy, Buf x, Ret dx, Attrs a) {
   });
 }
 
-ffi::Error unpool_forward(Buf x, Buf indices, Ret y, Attrs a) {
-  return guarded([&] {
-    Layout l = layout_of(a);
-    max_unpool_forward(view_of(x, l, "input"), view_of(indices, l, "indices"), view_of(*y, l, "output"));
-  });
-}
-
-ffi::Error unpool_backward(Buf dy, Buf indices, Ret dx, Attrs a) {
-  return guarded([&] {
-    Layout l = layout_of(a);
-    max_unpool_backward(view_of(dy, l, "grad_output"), view_of(indices, l, "indices"), view_of(*dx, l, "grad_input"));
-  });
-}
-
 }  // namespace
 
 XLA_FFI_DEFINE_HANDLER_SYMBOL(MaxForward, max_forward, ffi::Ffi::Bind().Arg<Buf>().Ret<Buf>().Attrs<Attrs>());
@@ -167,16 +131,9 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(AvgBackward, avg_backward, ffi::Ffi::Bind().Arg<Bu
 XLA_FFI_DEFINE_HANDLER_SYMBOL(LpForward, lp_forward, ffi::Ffi::Bind().Arg<Buf>().Ret<Buf>().Attrs<Attrs>());
 XLA_FFI_DEFINE_HANDLER_SYMBOL(LpBackward, lp_backward,
                               ffi::Ffi::Bind().Arg<Buf>().Arg<Buf>().Ret<Buf>().Attrs<Attrs>());
-XLA_FFI_DEFINE_HANDLER_SYMBOL(MixedForward, mixed_forward, ffi::Ffi::Bind().Arg<Buf>().Ret<Buf>().Attrs<Attrs>());
-XLA_FFI_DEFINE_HANDLER_SYMBOL(MixedBackward, mixed_backward,
-                              ffi::Ffi::Bind().Arg<Buf>().Arg<Buf>().Ret<Buf>().Ret<Buf>().Attrs<Attrs>());
 XLA_FFI_DEFINE_HANDLER_SYMBOL(StochasticForward, stochastic_forward,
                               ffi::Ffi::Bind().Arg<Buf>().Ret<Buf>().Attrs<Attrs>());
 XLA_FFI_DEFINE_HANDLER_SYMBOL(StochasticBackward, stochastic_backward,
-                              ffi::Ffi::Bind().Arg<Buf>().Arg<Buf>().Ret<Buf>().Attrs<Attrs>());
-XLA_FFI_DEFINE_HANDLER_SYMBOL(UnpoolForward, unpool_forward,
-                              ffi::Ffi::Bind().Arg<Buf>().Arg<Buf>().Ret<Buf>().Attrs<Attrs>());
-XLA_FFI_DEFINE_HANDLER_SYMBOL(UnpoolBackward, unpool_backward,
                               ffi::Ffi::Bind().Arg<Buf>().Arg<Buf>().Ret<Buf>().Attrs<Attrs>());
 
 }  // namespace poolkit::jax_ffi
