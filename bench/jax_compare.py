@@ -6,9 +6,10 @@ Every call is jitted. forward: the pooled output. gradient: jax.vjp's forward an
 runs: poolkit saves its compact argmax, XLA rewrites max's gradient into select-and-scatter). Peers where
 reduce_window has no such operator: global average = jnp.mean over the spatial axes, adaptive 13->7 = Keras' JAX
 adaptive_average_pool. Medians after a warm-up; the ratio is the peer's time over poolkit's. "of copy": the bytes
-the call must move (each input read once and each output written once; gradient: x, y, argmax at its width, dy, dx)
-over the time, as a fraction of a plain copy's bandwidth measured in this run. Also: the cost of one jitted call on a
-tiny input (per-call overhead), and model.train_on_batch for a small CNN on the seed case's planes.
+the call must move over the time, as a fraction of a plain copy's bandwidth measured in this run (each input read
+once and each output written once; max's gradient: x, y, its uint8 argmax written and read, dy, dx; average's
+gradient: dy and dx, XLA dropping the unused forward on both sides). Also: the cost of one jitted call on a tiny
+input (per-call overhead), and model.train_on_batch for a small CNN on the seed case's planes.
 
 usage: python bench/jax_compare.py [--reps N] [--case NAME]... [--layout nhwc|nchw|both] [--out FILE]
 (poolkit with poolkit._jax_ffi importable: pip install . with jax present, or PYTHONPATH=build/<dir>/python)
@@ -96,7 +97,9 @@ def pools(kind, rank, k, s, p, cip, cf):
             ssum = lax.reduce_window(x, np.array(0, x.dtype), lax.add, full(win, 1), full(strides, 1), rw_pad)
             if cip:
                 return ssum / np.prod(win)
-            ones = jnp.ones_like(x)
+            # the cells counted per window: one plane of ones (a whole tensor of them is constant-folded by XLA
+            # for minutes at these sizes), broadcast over batch and channels
+            ones = jnp.ones([x.shape[a] if a in sp else 1 for a in range(x.ndim)], x.dtype)
             return ssum / lax.reduce_window(ones, np.array(0, x.dtype), lax.add, full(win, 1), full(strides, 1),
                                             rw_pad)
         return (lambda x: pj.avg_pool(x, win, strides, pads, cip, channels_first=cf), peer)
@@ -112,8 +115,9 @@ def bytes_moved(x, y, kind, grad):
     xb, yb = x.size * x.dtype.itemsize, y.size * y.dtype.itemsize
     if not grad:
         return xb + yb
-    argmax = y.size * (1 if kind == "max" else 0)  # compact uint8 tap for these windows
-    return xb + yb + argmax + yb + xb  # forward: read x, write y (+argmax); backward: read dy (+argmax), write dx
+    if kind != "max":  # only dx is asked for and the backward needs no forward: XLA drops it (peer and poolkit)
+        return yb + xb
+    return xb + 2 * y.size + yb + xb  # forward: read x, write y and the uint8 argmax; backward: read dy, argmax
 
 
 def case_rows(case, layout, reps, copy_bw):

@@ -27,7 +27,8 @@ def same_avg_reference(x, pool, strides, data_format):
     lo = [max((o - 1) * st + k - s, 0) // 2 for o, st, k, s in zip(out, strides, pool, x.shape[1:-1])]
     y = np.zeros((x.shape[0], *out, x.shape[-1]), np.float64)
     for o in np.ndindex(*out):
-        sl = tuple(slice(max(o[i] * strides[i] - lo[i], 0), max(o[i] * strides[i] - lo[i] + pool[i], 0)) for i in range(r))
+        start = [o[i] * strides[i] - lo[i] for i in range(r)]
+        sl = tuple(slice(max(start[i], 0), max(start[i] + pool[i], 0)) for i in range(r))
         y[(slice(None),) + o] = x[(slice(None),) + sl].astype(np.float64).mean(axis=tuple(range(1, r + 1)))
     return np.moveaxis(y, -1, 1) if data_format == "channels_first" else y
 
