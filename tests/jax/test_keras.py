@@ -163,3 +163,10 @@ def test_other_backend_is_refused(monkeypatch):
     monkeypatch.setattr(keras.backend, "backend", lambda: "tensorflow")
     with pytest.raises(NotImplementedError, match="'tensorflow'.*'jax' and 'torch'"):
         pk.MaxPooling2D()(np.zeros((1, 4, 4, 1), np.float32))
+
+
+def test_masked_global_average_is_keras():
+    x = RNG.standard_normal((2, 5, 3)).astype(np.float32)
+    mask = np.array([[1, 1, 0, 1, 0], [1, 0, 0, 0, 1]], bool)
+    y, r = (keras.ops.convert_to_numpy(m.GlobalAveragePooling1D()(x, mask=mask)) for m in (pk, keras.layers))
+    np.testing.assert_allclose(y, r, rtol=1e-6)

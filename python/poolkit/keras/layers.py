@@ -21,10 +21,10 @@ def _window_call(kind):
     return call
 
 
-def _global_call(kind):
+def _global_call(kind, base):
     def call(self, inputs, mask=None):
         if mask is not None:  # masked means (1-D layers): Keras' own reduction over the unmasked steps
-            return super(type(self), self).call(inputs, mask)
+            return base.call(self, inputs, mask)
         return _backend.global_(kind, inputs, self.keepdims, self.data_format)
     return call
 
@@ -39,8 +39,9 @@ for _r in (1, 2, 3):
     for _kind, _name in (("max", "Max"), ("avg", "Average")):
         _register(type(f"{_name}Pooling{_r}D", (getattr(keras.layers, f"{_name}Pooling{_r}D"),),
                        {"call": _window_call(_kind), "__module__": __name__}))
-        _register(type(f"Global{_name}Pooling{_r}D", (getattr(keras.layers, f"Global{_name}Pooling{_r}D"),),
-                       {"call": _global_call(_kind), "__module__": __name__}))
+        _base = getattr(keras.layers, f"Global{_name}Pooling{_r}D")
+        _register(type(f"Global{_name}Pooling{_r}D", (_base,),
+                       {"call": _global_call(_kind, _base), "__module__": __name__}))
         _register(type(f"Adaptive{_name}Pooling{_r}D", (getattr(keras.layers, f"Adaptive{_name}Pooling{_r}D"),),
                        {"call": _adaptive_call(_kind), "__module__": __name__}))
 
