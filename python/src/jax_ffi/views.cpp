@@ -1,0 +1,84 @@
+#include "views.hpp"
+
+
+namespace poolkit::jax_ffi {
+namespace {
+
+DType dtype_of(ffi::DataType t, const char* name) {
+  switch (t) {
+    case ffi::DataType::F32: return DType::f32;
+    case ffi::DataType::F64: return DType::f64;
+    case ffi::DataType::BF16: return DType::bf16;
+    case ffi::DataType::F16: return DType::f16;
+    case ffi::DataType::U8: return DType::u8;
+    case ffi::DataType::S16: return DType::i16;
+    case ffi::DataType::S32: return DType::i32;
+    case ffi::DataType::S64: return DType::i64;
+    default: break;
+  }
+  fail(name, "dtype must be float32, float64, bfloat16 or float16", ErrorKind::Type);
+}
+
+std::vector<int64_t> ints(const ffi::Dictionary& attrs, const char* name) {
+  auto s = attr<ffi::Span<const int64_t>>(attrs, name);
+  return std::vector<int64_t>(s.begin(), s.end());
+}
+
+}  // namespace
+
+Layout layout_of(const ffi::Dictionary& attrs) {
+  Layout l;
+  l.rank = int(attr<int64_t>(attrs, "rank"));
+  l.channels_last = attr<int64_t>(attrs, "channels_last") != 0;
+  if (l.rank < 1 || l.rank > kMaxSpatial) fail("attribute rank", "must be 1, 2 or 3");
+  return l;
+}
+
+TensorView view_of(const ffi::AnyBuffer& b, const Layout& l, const char* name) {
+  auto d = b.dimensions();
+  const int r = int(d.size()), lead = r - l.rank - 1;
+  if (lead < 1)
+    fail(name, "needs a batch axis, a channel axis and " + std::to_string(l.rank) + " spatial axes (got " +
+                   std::to_string(r) + " axes)");
+  std::vector<int64_t> st(r);
+  int64_t s = 1;
+  for (int i = r - 1; i >= 0; --i) { st[i] = s; s *= d[i]; }
+  int64_t n = 1;
+  for (int i = 0; i < lead; ++i) n *= d[i];  // leading axes are outermost and contiguous: one N
+  TensorView v;
+  v.data = b.untyped_data();
+  v.dtype = dtype_of(b.element_type(), name);
+  v.shape.rank = v.strides.rank = l.rank + 2;
+  v.shape[0] = n;
+  v.strides[0] = st[lead - 1];
+  const int c = l.channels_last ? r - 1 : lead, sp0 = l.channels_last ? lead : lead + 1;
+  v.shape[1] = d[c];
+  v.strides[1] = st[c];
+  for (int i = 0; i < l.rank; ++i) {
+    v.shape[2 + i] = d[sp0 + i];
+    v.strides[2 + i] = st[sp0 + i];
+  }
+  return v;
+}
+
+std::vector<int64_t> spatial_size(const TensorView& v) {
+  return std::vector<int64_t>(v.shape.dims.begin() + 2, v.shape.dims.begin() + v.shape.rank);
+}
+
+Geometry geometry_of(const ffi::Dictionary& attrs, const std::vector<int64_t>& in) {
+  auto kind = attr<std::string_view>(attrs, "geometry");
+  if (kind == "window") {
+    OnnxParams p;
+    p.kernel_shape = ints(attrs, "kernel");
+    p.strides = ints(attrs, "strides");
+    p.pads = ints(attrs, "pads");
+    p.auto_pad = std::string(attr<std::string_view>(attrs, "auto_pad"));
+    p.ceil_mode = attr<int64_t>(attrs, "ceil_mode") != 0;
+    return onnx_geometry(in, p);
+  }
+  if (kind == "adaptive") return adaptive_geometry(in, ints(attrs, "output_size"));
+  if (kind == "global") return global_geometry(in);
+  fail("attribute geometry", "must be 'window', 'adaptive' or 'global' (got '" + std::string(kind) + "')");
+}
+
+}  // namespace poolkit::jax_ffi
