@@ -2,12 +2,17 @@
 
 The API pages are generated here, one per entry of PYTHON_MODULES and one per public C++ header: adding a module
 to the site is one line below."""
+import os
 import pathlib
 import re
+import tempfile
 
 import poolkit
 
-PYTHON_MODULES = ["poolkit", "poolkit.torch", "poolkit.torch.nn"]
+# poolkit.keras runs on Keras' JAX backend here; Keras writes its settings under KERAS_HOME, kept out of $HOME.
+os.environ.setdefault("KERAS_BACKEND", "jax")
+os.environ.setdefault("KERAS_HOME", tempfile.mkdtemp(prefix="poolkit-docs-keras-"))
+PYTHON_MODULES = ["poolkit", "poolkit.torch", "poolkit.torch.nn", "poolkit.jax", "poolkit.keras"]
 
 DOCS = pathlib.Path(__file__).resolve().parent
 ROOT = DOCS.parent

@@ -4,23 +4,20 @@ tensors alike; outputs always have the input's dtype (nothing is converted)."""
 import numpy as np
 
 FLOATING = ("float32", "float64", "float16", "bfloat16")
-INTEGER = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
+INTEGER = ("uint8", "int8", "int16", "int32", "int64")
 
 # Operator family (the function of poolkit._engine) -> the dtypes its data arguments (input, grad_output) take.
+# Integers: max pooling and max-unpooling (as PyTorch 2 and ONNX), int64 average pooling over fixed windows (as
+# PyTorch's avg_pool*d; the core refuses adaptive/global int64 averages). The core refuses integer gradients.
 ACCEPTED = {
-    "max_pool": FLOATING,
-    "avg_pool": FLOATING,
+    "max_pool": FLOATING + INTEGER,
+    "avg_pool": FLOATING + ("int64",),
     "lp_pool": FLOATING,
     "mixed_pool": FLOATING,
     "stochastic_pool": FLOATING,
-    "fractional_max_pool": FLOATING,
-    "max_unpool": FLOATING,
+    "fractional_max_pool": FLOATING + INTEGER,
+    "max_unpool": FLOATING + INTEGER,
 }
-
-# Families whose integer support is the core's to decide while it grows (integer max pooling and unpool, int64
-# average pooling): integer arrays pass through to its own check. Move a family's integer types into ACCEPTED
-# once the core takes them.
-INTEGERS_TO_CORE = {"max_pool", "avg_pool", "max_unpool"}
 
 
 def _dtype_name(a):
@@ -46,7 +43,7 @@ def check_dtype(family, **arrays):
         if isinstance(a.dtype, np.dtype) and not a.dtype.isnative:
             raise TypeError(f"poolkit: {name}: must be in native byte order ({_listed(accepted)}); got {got} stored "
                             f"byte-swapped ({a.dtype.str}): convert with .astype({got!r})")
-        if got not in accepted and not (got in INTEGER and family in INTEGERS_TO_CORE):
+        if got not in accepted:
             raise TypeError(f"poolkit: {name}: {family} takes {_listed(accepted)} (got {got})")
 
 
