@@ -6,7 +6,6 @@ The other random tests use planes of at most 9 cells a row, which the blocks-of-
 1, W >= 32 and at least 16 outputs a row: the k3s2 forward, and with the one-byte argmax saved when no indices
 are asked for, the k3s2 backward (k3s2_fits in backward_k3s2.cpp)."""
 import pytest
-import torch
 import torch.nn.functional as F
 
 import poolkit
