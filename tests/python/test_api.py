@@ -171,9 +171,9 @@ def test_half_precision_max(dtype):
 
 def test_nn_modules_in_sequential():
     x = torch.randn(2, 3, 16, 16, generator=torch.Generator().manual_seed(0))
-    ours = torch.nn.Sequential(pnn.MaxPool2d(3, 2, 1), pnn.AvgPool2d(2, ceil_mode=True), pnn.LPPool2d(2, 2),
+    ours = torch.nn.Sequential(pnn.MaxPool2d(3, 2, 1), pnn.AvgPool2d(3, 2, ceil_mode=True), pnn.LPPool2d(2, 2),
                                pnn.AdaptiveMaxPool2d((2, 3)), pnn.AdaptiveAvgPool2d(1))
-    ref = torch.nn.Sequential(torch.nn.MaxPool2d(3, 2, 1), torch.nn.AvgPool2d(2, ceil_mode=True),
+    ref = torch.nn.Sequential(torch.nn.MaxPool2d(3, 2, 1), torch.nn.AvgPool2d(3, 2, ceil_mode=True),
                               torch.nn.LPPool2d(2, 2), torch.nn.AdaptiveMaxPool2d((2, 3)),
                               torch.nn.AdaptiveAvgPool2d(1))
     h = x
