@@ -50,8 +50,9 @@ def sync():
 def configure(py):
     if (BUILD / "build.ninja").exists():
         return
-    nb = next((subprocess.run([p, "-m", "nanobind", "--cmake_dir"], capture_output=True, text=True).stdout.strip()
-               for p in (py, "python3") if shutil.which(p) or os.path.exists(p)), "")
+    dirs = (subprocess.run([p, "-m", "nanobind", "--cmake_dir"], capture_output=True, text=True).stdout.strip()
+            for p in (py, "python3") if shutil.which(p) or os.path.exists(p))
+    nb = next((d for d in dirs if d), "")  # the first interpreter that has nanobind
     subprocess.run(["cmake", "-S", str(SRC), "-B", str(BUILD), "-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release",
                     "-DPOOLKIT_SIMD_NATIVE_ONLY=ON", "-DPOOLKIT_BUILD_PYTHON=ON", "-DPOOLKIT_WITH_CUDA=OFF",
                     f"-DPython_EXECUTABLE={shutil.which('python3')}", f"-Dnanobind_ROOT={nb}"],
