@@ -18,8 +18,10 @@ def _channels_last_kept(view, out):
     return True
 
 
-def check_max_pair(tally, op, rng, base, dtype, layout, torch_fn, pk_fn, np_fn, np_backward, meta=None):
-    """Runs both; returns after matching refusals, else compares everything bit for bit."""
+def check_max_pair(tally, op, rng, base, dtype, layout, torch_fn, pk_fn, np_fn, np_backward, meta=None,
+                   pk_plain=None):
+    """Runs both; returns after matching refusals, else compares everything bit for bit. pk_plain: pk_fn without
+    return_indices, whose backward goes through the compact window-local argmax it saved."""
     t_leaf, t_view = leaf_and_view(base, layout)
     p_leaf, p_view = leaf_and_view(base, layout)
     ref = call(torch_fn, t_view)
@@ -53,6 +55,12 @@ def check_max_pair(tally, op, rng, base, dtype, layout, torch_fn, pk_fn, np_fn, 
     y.backward(dy)
     gy.backward(dy)
     assert bits_equal(t_leaf.grad, p_leaf.grad), "gradients differ"
+    if pk_plain is not None:
+        c_leaf, c_view = leaf_and_view(base, layout)
+        cy = pk_plain(c_view)
+        assert bits_equal(cy, y), "outputs differ without return_indices"
+        cy.backward(dy)
+        assert bits_equal(c_leaf.grad, t_leaf.grad), "gradients through the compact argmax differ"
     # The NumPy-level functions on the same memory (zero-copy views of the torch tensors).
     x_np = p_view.detach().numpy()
     ny, nidx = np_fn(x_np)

@@ -8,6 +8,7 @@ import torch
 
 import poolkit
 import poolkit.torch
+from known_differences import check_bits
 from oracle import as_torch, bits_equal, close, new_rng
 
 onnx = pytest.importorskip("onnx", reason="the test command installs onnx and onnxruntime")
@@ -135,6 +136,7 @@ def test_average_pool(case, tally):
     y = fn(x, k, s, pk_padding(pads, r, auto_pad), ceil, bool(include))
     y_ref = ceil_overhang(y, y_ref, ceil, tally, f"onnx AveragePool count_include_pad={include}")
     assert close(as_torch(y_ref), as_torch(y), float(np.abs(x).max()) * math.prod(k))
+    check_bits(bits_equal(as_torch(y_ref), as_torch(y)), "onnx_avg", None, case, "output")
     tally(f"onnx AveragePool count_include_pad={include}", cases=1,
           bit_identical_outputs=bits_equal(as_torch(y_ref), as_torch(y)))
 
@@ -151,6 +153,7 @@ def test_lp_pool(case, tally):
     y = fn(x, p, k, s, padding=pk_padding(pads, r, "NOTSET"), convention="onnx")
     assert y.shape == y_ref.shape
     assert close(as_torch(y_ref), as_torch(y), float(np.abs(x).max()) * math.prod(k), ulps=16)
+    check_bits(bits_equal(as_torch(y_ref), as_torch(y)), "onnx_lp", None, case, "output")
     tally("onnx LpPool", cases=1, bit_identical_outputs=bits_equal(as_torch(y_ref), as_torch(y)))
 
 
@@ -164,6 +167,7 @@ def test_global_lp_pool(case, tally):
     y = poolkit.global_lp_pool(x, p)
     assert y.shape == y_ref.shape
     assert close(as_torch(y_ref), as_torch(y), float(np.abs(x).max()) * x[0, 0].size, ulps=16)
+    check_bits(bits_equal(as_torch(y_ref), as_torch(y)), "onnx_global_lp", None, case, "output")
     tally("onnx GlobalLpPool", cases=1, bit_identical_outputs=bits_equal(as_torch(y_ref), as_torch(y)))
 
 
