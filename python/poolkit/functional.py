@@ -9,7 +9,8 @@ import numpy as np
 
 from . import _core, _engine
 from ._layout import NUMPY, batched, from_data_format, is_channels_last, require_nonempty, to_data_format, unbatch
-from ._params import check_avg_pool3d_input, int_list, output_size_list, spatial_size, window_geometry
+from ._params import (build_geometry, check_avg_pool3d_input, fractional_recipe, int_list, output_size_list,
+                      spatial_size, window_geometry)
 
 __all__ = []
 
@@ -73,12 +74,8 @@ def _avg_include_default(count_include_pad, padding):
         return bool(count_include_pad)
     if isinstance(padding, str):
         return False
-    try:
-        if any(isinstance(e, (tuple, list)) for e in padding):
-            return False
-    except TypeError:
-        pass
-    return True
+    # isinstance, not try/except: torch.compile traces this
+    return not (isinstance(padding, (tuple, list)) and any(isinstance(e, (tuple, list)) for e in padding))
 
 
 def _make_max_pool(r):
@@ -222,18 +219,10 @@ def _make_adaptive(r):
 
 
 def fractional_geometry(x, kernel_size, output_size, output_ratio):
-    """The geometry of fractional max pooling of (N, C, spatial...) x (shared with poolkit.torch)."""
+    """The geometry of fractional max pooling of (N, C, spatial...) x."""
     in_size = spatial_size(x)
-    k = int_list(kernel_size, "kernel_size")
-    if output_size is None and output_ratio is None:
-        raise ValueError("poolkit: output_size: fractional max pooling needs output_size or output_ratio")
-    if output_size is not None:
-        out = output_size_list(output_size, in_size)
-    else:
-        ratio = [float(output_ratio)] if np.ndim(output_ratio) == 0 else [float(v) for v in output_ratio]
-        out = _core.fractional_output_size(in_size, ratio, k)
     in_float = str(x.dtype).split('.')[-1] != 'float64'  # PyTorch computes the sequence in the input's type
-    return _core.fractional_geometry(in_size, out, k, in_float)
+    return build_geometry(fractional_recipe(kernel_size, output_size, output_ratio, in_size, in_float), in_size)
 
 
 def _make_fractional(r):
