@@ -286,6 +286,38 @@ def _lp_pool_grad(ctx, dy):
 _lp_pool.register_autograd(_lp_pool_grad, setup_context=_save_input_setup)
 
 
+def _lp_backward_as_avg(dy, x, geo, p, convention):
+    """lp_pool_backward written with poolkit's average pooling (both directions twice differentiable), for its
+    derivatives: with S = c * avg(u(x)) the pooled power (torch: u = x^p, c = K the kernel's cell count, avg counting
+    padding; onnx: u = |x|^p, c = 1, avg dividing by 1), dx = u'(x) * c * avg_backward(dy / p * S^(1/p - 1)), no
+    gradient where S = 0."""
+    if convention == "onnx":
+        u, du, c, avg = x.abs() ** p, p * x.abs() ** (p - 1) * x.sign(), 1, (True, 1)
+    else:
+        u, du, c, avg = x ** p, p * x ** (p - 1), _geometry(x, *geo).window_cells(), (True, None)
+    s = c * _avg_pool(u, *geo, *avg)
+    nonzero = s != 0
+    f = torch.where(nonzero, dy / p * torch.where(nonzero, s, 1) ** (1 / p - 1), 0)
+    return du * (c * _avg_pool_backward(f, x, *geo, *avg))
+
+
+def _lp_pool_backward_setup(ctx, inputs, output):
+    ctx.geo, (ctx.p, ctx.convention) = inputs[2:8], inputs[8:]
+    ctx.save_for_backward(inputs[0], inputs[1])
+
+
+def _lp_pool_backward_grad(ctx, ddx):
+    dy, x = ctx.saved_tensors
+    with torch.enable_grad():
+        dy_, x_ = dy.detach().requires_grad_(True), x.detach().requires_grad_(True)
+        dx = _lp_backward_as_avg(dy_, x_, ctx.geo, ctx.p, ctx.convention)
+        ddy, dxx = torch.autograd.grad(dx, (dy_, x_), ddx)
+    return (ddy, dxx) + _NONE8
+
+
+_lp_pool_backward.register_autograd(_lp_pool_backward_grad, setup_context=_lp_pool_backward_setup)
+
+
 def lp_pool(x, recipe, norm_type, convention):
     return _lp_pool(x, *_flat(recipe), float(norm_type), str(convention))
 
