@@ -6,8 +6,8 @@ import torch.nn.functional as F
 import poolkit.torch as pt
 
 
-def _samples(n, c, r):
-    return torch.rand(n, c, r, generator=torch.Generator().manual_seed(7), dtype=torch.float64)
+def _samples(r):
+    return torch.rand(2, 3, r, generator=torch.Generator().manual_seed(7), dtype=torch.float64)
 
 
 def _unpool(r):
@@ -23,7 +23,7 @@ def _unpool(r):
 
 def cases(r):
     """(name, poolkit call, torch call or None): each maps a (N, C, spatial...) tensor to one tensor."""
-    s = _samples(2, 3, r)
+    s = _samples(r)
     out = [
         ("max", lambda x: pt.__dict__[f"max_pool{r}d"](x, 3, 2, 1), lambda x: F.__dict__[f"max_pool{r}d"](x, 3, 2, 1)),
         ("max_dilated_ceil", lambda x: pt.__dict__[f"max_pool{r}d"](x, 2, 2, 1, 2, True),
@@ -49,15 +49,16 @@ def cases(r):
     ]
     if r > 1:
         out.append(("fractional", lambda x: pt.__dict__[f"fractional_max_pool{r}d"](
-            x, 2, output_size=3, _random_samples=s.to(x.dtype)),
-            lambda x: F.__dict__[f"fractional_max_pool{r}d"](x, 2, output_size=3, _random_samples=s.to(x.dtype))))
+            x, 2, output_size=3, _random_samples=s[:x.shape[0], :x.shape[1]].to(x.dtype)),
+            lambda x: F.__dict__[f"fractional_max_pool{r}d"](x, 2, output_size=3, _random_samples=s[:x.shape[0], :x.shape[1]].to(x.dtype))))
     return out
 
 
-def inputs(r, dtype=torch.float32, seed=0):
-    """A channels-first and a channels-last (N=2, C=3) input with distinct values (ties would blur max's argmax)."""
+def inputs(r, dtype=torch.float32, seed=0, small=False):
+    """A channels-first and a channels-last input with distinct values (ties would blur max's argmax); small: few
+    cells, for finite differences."""
     g = torch.Generator().manual_seed(seed)
-    shape = (2, 3) + (7, 6, 5)[:r]
+    shape = ((1, 2) + (6, 5, 5)[:r] if r < 3 else (1, 1, 5, 5, 5)) if small else (2, 3) + (7, 6, 5)[:r]
     x = torch.randperm(torch.Size(shape).numel(), generator=g).reshape(shape).to(dtype) / 10
     cl = x.movedim(1, -1).contiguous().movedim(-1, 1)
     return {"channels_first": x, "channels_last": cl}

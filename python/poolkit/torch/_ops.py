@@ -8,6 +8,7 @@ from typing import Optional
 
 import torch
 from torch import Tensor
+from torch._subclasses.fake_tensor import UnsupportedOperatorException
 
 from .. import _engine
 from .._layout import TORCH, _physical, is_channels_last
@@ -60,6 +61,21 @@ def _scatter(v, idx, like):
 
 _NONE8 = (None,) * 8
 
+
+def _fake_refusing_eagerly(op):
+    """Registers the decorated function as op's fake kernel. Where it finds the arguments refused, torch.compile is
+    told the call cannot be traced, so it runs the call eagerly (a graph break on bad input only) and the caller
+    gets poolkit's own error, exactly as in eager mode (without this, dynamo wraps it in its TorchRuntimeError)."""
+    def register(fn):
+        def fake(*args):
+            try:
+                return fn(*args)
+            except (ValueError, TypeError, IndexError) as e:
+                raise UnsupportedOperatorException(op._opoverload) from e
+        op.register_fake(fake)
+        return fake
+    return register
+
 # ---- max pooling (sliding, adaptive, global) ----------------------------------------------------------------------
 
 
@@ -70,7 +86,7 @@ def _max_pool(x: Tensor, builder: str, ints: list[int], lens: list[int], reals: 
     return _engine.max_pool(TORCH, g, x, "int64" if int64_indices else "compact")
 
 
-@_max_pool.register_fake
+@_fake_refusing_eagerly(_max_pool)
 def _(x, builder, ints, lens, reals, text, flag, int64_indices):
     g = _geometry(x, builder, ints, lens, reals, text, flag)
     idt = torch.int64 if int64_indices else TORCH.compact[g.local_argmax_dtype()]
@@ -134,7 +150,7 @@ def _fractional(x: Tensor, samples: Tensor, builder: str, ints: list[int], lens:
     return _engine.fractional_max_pool(TORCH, g, samples, x, "int64" if int64_indices else "compact")
 
 
-@_fractional.register_fake
+@_fake_refusing_eagerly(_fractional)
 def _(x, samples, builder, ints, lens, reals, text, flag, int64_indices):
     g = _geometry(x, builder, ints, lens, reals, text, flag)
     idt = torch.int64 if int64_indices else TORCH.compact[g.local_argmax_dtype()]
@@ -198,7 +214,7 @@ def _avg_pool(x: Tensor, builder: str, ints: list[int], lens: list[int], reals: 
     return _engine.avg_pool(TORCH, g, x, count_include_pad, divisor_override)
 
 
-@_avg_pool.register_fake
+@_fake_refusing_eagerly(_avg_pool)
 def _(x, builder, ints, lens, reals, text, flag, count_include_pad, divisor_override):
     return _fake_out(_geometry(x, builder, ints, lens, reals, text, flag), x)
 
@@ -256,7 +272,7 @@ def _lp_pool(x: Tensor, builder: str, ints: list[int], lens: list[int], reals: l
     return _engine.lp_pool(TORCH, g, x, norm_type, convention)
 
 
-@_lp_pool.register_fake
+@_fake_refusing_eagerly(_lp_pool)
 def _(x, builder, ints, lens, reals, text, flag, norm_type, convention):
     return _fake_out(_geometry(x, builder, ints, lens, reals, text, flag), x)
 
@@ -329,7 +345,7 @@ def _stochastic(x: Tensor, builder: str, ints: list[int], lens: list[int], reals
     return _engine.stochastic_pool(TORCH, g, x, training, seed)
 
 
-@_stochastic.register_fake
+@_fake_refusing_eagerly(_stochastic)
 def _(x, builder, ints, lens, reals, text, flag, training, seed):
     return _fake_out(_geometry(x, builder, ints, lens, reals, text, flag), x)
 
@@ -368,7 +384,7 @@ def _mixed(x: Tensor, lambda_: Tensor, builder: str, ints: list[int], lens: list
     return _engine.mixed_pool(TORCH, g, x, float(lambda_), count_include_pad, divisor_override)
 
 
-@_mixed.register_fake
+@_fake_refusing_eagerly(_mixed)
 def _(x, lambda_, builder, ints, lens, reals, text, flag, count_include_pad, divisor_override):
     return _fake_out(_geometry(x, builder, ints, lens, reals, text, flag), x)
 
@@ -416,7 +432,7 @@ def _max_unpool(x: Tensor, indices: Tensor, kernel_size: list[int], stride: list
     return _engine.max_unpool(TORCH, x, indices, unpool_size(x, kernel_size, stride, padding, output_size))
 
 
-@_max_unpool.register_fake
+@_fake_refusing_eagerly(_max_unpool)
 def _(x, indices, kernel_size, stride, padding, output_size):
     out = unpool_size(x, [int(v) for v in kernel_size], [int(v) for v in stride], [int(v) for v in padding],
                       None if output_size is None else [int(v) for v in output_size])
