@@ -414,6 +414,7 @@ def compiled_call(which):
         if not hasattr(torch, "compile") or call not in (FWD, TRAIN):
             return None
         with_idx = op.startswith("max+")
+        torch._dynamo.reset()  # every row compiles the same lambdas anew: past rows' code must not count
         fn = torch.compile(S.torch_fn(op, with_idx and call == FWD)[which], fullgraph=True)
         if call == TRAIN:
             return train_call(S, fn)
