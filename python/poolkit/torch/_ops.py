@@ -2,7 +2,8 @@
 torch.library.custom_op: each with a fake kernel (shape, dtype, memory format, without running the kernel) and its
 autograd registered through the library, so that torch.compile, torch.export and opcheck see them. The geometry
 travels as its recipe (see poolkit._params.build_geometry), flattened into schema types; the C++ geometry is
-built inside the kernels. Double backward: max, fractional max, average and unpooling."""
+built inside the kernels. Second derivatives: max, fractional max, average, Lp and unpooling (not mixed and
+stochastic pooling)."""
 import math
 from typing import Optional
 
@@ -473,5 +474,4 @@ def _unpool_backward_grad(ctx, ddx):
 _max_unpool_backward.register_autograd(_unpool_backward_grad, setup_context=_unpool_backward_setup)
 
 
-def max_unpool(x, indices, kernel_size, stride, padding, output_size):
-    return _max_unpool(x, indices, kernel_size, stride, padding, output_size)
+max_unpool = _max_unpool
