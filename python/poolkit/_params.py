@@ -96,7 +96,7 @@ def fractional_recipe(kernel_size, output_size, output_ratio, in_size, in_float,
         return ("fractional", (output_size_list(output_size, in_size), k), (), "", bool(in_float))
     if isinstance(output_ratio, (tuple, list)):
         ratio = [float(v) for v in output_ratio]
-    elif not scalar_ratio:
+    elif not scalar_ratio and not hasattr(output_ratio, "__len__"):
         raise TypeError("poolkit: output_ratio: must have one entry per spatial axis (this PyTorch's "
                         "fractional_max_pool2d takes no single number)")
     else:
