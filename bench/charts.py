@@ -4,7 +4,7 @@ A result table is a list of rows ``(case, layout, operator, call, result)`` wher
 to ``(seconds, bytes moved)`` for the libraries that have that call. Both charts put one row of bars per case,
 operator and call, with a panel per layout side by side:
 
-- ``speedup_chart``: poolkit's speed-up over each peer (peer's time / poolkit's time) on a log axis with a line at
+- ``speedup_chart``: poolkit's speed-up over each peer (libraries named "poolkit..." are not peers) (peer's time / poolkit's time) on a log axis with a line at
   1x: bars right of the line are rows poolkit wins, and the shortest bar of a row is the closest peer.
 - ``limit_chart``: every library's fraction of the machine's limit (bytes moved / time / limit bandwidth), with the
   limit line at 1.
@@ -21,7 +21,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 SUBJECT = "poolkit"
 # Colour-blind-safe (Okabe-Ito) colours for peers in their order of appearance; poolkit is always the dark blue.
 PALETTE = ("#999999", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442")
-SUBJECT_COLOUR = "#0041A0"
+SUBJECT_COLOURS = ("#0041A0", "#5C8AE6")  # poolkit, then its variants ("poolkit compiled")
 LAYOUT_NAMES = {"nchw": "channels-first (NCHW / NCDHW)", "nhwc": "channels-last (NHWC / NDHWC)"}
 
 
@@ -48,10 +48,15 @@ def _layouts(rows):
     return [lay for lay in ("nchw", "nhwc") if any(r[1] == lay for r in rows)] or sorted({r[1] for r in rows})
 
 
+def _ours(lib):
+    return lib.startswith(SUBJECT)
+
+
 def _colours(libs):
-    peers = [lib for lib in libs if lib != SUBJECT]
+    peers = [lib for lib in libs if not _ours(lib)]
+    ours = [lib for lib in libs if _ours(lib)]
     colours = {lib: PALETTE[i % len(PALETTE)] for i, lib in enumerate(peers)}
-    colours[SUBJECT] = SUBJECT_COLOUR
+    colours.update({lib: SUBJECT_COLOURS[min(i, len(SUBJECT_COLOURS) - 1)] for i, lib in enumerate(ours)})
     return colours
 
 
@@ -109,8 +114,8 @@ def speedup_chart(rows, path, title):
         if SUBJECT not in result or lib not in result:
             return None
         return result[lib][0] / result[SUBJECT][0]
-    rows = [r for r in rows if SUBJECT in r[4] and len(r[4]) > 1]  # rows with something to compare
-    fig, axes, labels, layouts, peers = _figure(rows, title, lambda libs: [lib for lib in libs if lib != SUBJECT])
+    rows = [r for r in rows if SUBJECT in r[4] and any(not _ours(lib) for lib in r[4])]  # rows with a peer
+    fig, axes, labels, layouts, peers = _figure(rows, title, lambda libs: [lib for lib in libs if not _ours(lib)])
     colours = _colours(peers + [SUBJECT])
     values = [speedup(r[4], lib) for r in rows for lib in peers]
     values = [v for v in values if v]
@@ -141,7 +146,7 @@ def limit_chart(rows, path, title, limit_bytes_per_s, limit_name="plain copy ban
         seconds, nbytes = result[lib]
         return nbytes / seconds / limit_bytes_per_s
     fig, axes, labels, layouts, libs = _figure(
-        rows, title, lambda libs: [lib for lib in libs if lib != SUBJECT] + [SUBJECT])
+        rows, title, lambda libs: [lib for lib in libs if not _ours(lib)] + [lib for lib in libs if _ours(lib)])
     colours = _colours(libs)
     top = max([fraction(r[4], lib) or 0 for r in rows for lib in libs] + [1.0])
     for ax, layout in zip(axes, layouts):

@@ -44,8 +44,8 @@ CASES = [  # name, shape, kind, kernel, stride, padding, count_include_pad
 ]
 FWD, FWD_PRE = "forward (allocating)", "forward (preallocated)"
 TRAIN, BWD_PRE = "train step (allocating)", "backward (preallocated)"
-LIBS = ("PyTorch", "ONNX Runtime", "oneDNN", "poolkit")
-PEERS = LIBS[:-1]
+LIBS = ("PyTorch", "torch.compile", "ONNX Runtime", "oneDNN", "poolkit", "poolkit compiled")
+PEERS = ("PyTorch", "torch.compile", "ONNX Runtime", "oneDNN")  # poolkit (eager) against each
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ONEDNN_SRC = os.path.join(ROOT, "bench", "onednn", "onednn_pool_bench.cpp")
 ONEDNN_BIN = os.path.join(ROOT, "build", "onednn-bench", "onednn_pool_bench")
@@ -404,7 +404,26 @@ def onednn_call(S, op, call):
     return Call(None, res["src_bytes"] + res["dst_bytes"] + ws, seconds=res[key] / 1e3)
 
 
-CALLS = {"PyTorch": torch_call, "ONNX Runtime": ort_call, "oneDNN": onednn_call, "poolkit": poolkit_call}
+def compiled_call(which):
+    """torch.compile (inductor, fullgraph) of the allocating forward and of the train step's forward: which = 0
+    compiles torch.nn.functional's call, 1 poolkit.torch's (its registered operators). None on a PyTorch without
+    torch.compile."""
+    def call_fn(S, op, call):
+        if not hasattr(torch, "compile") or call not in (FWD, TRAIN):
+            return None
+        with_idx = op.startswith("max+")
+        torch._dynamo.reset()  # every row compiles the same lambdas anew: past rows' code must not count
+        fn = torch.compile(S.torch_fn(op, with_idx and call == FWD)[which], fullgraph=True)
+        if call == TRAIN:
+            return train_call(S, fn)
+        idx_bytes = 8 * S.dy.numel() if with_idx else 0
+        outs = (lambda: fn(S.x)) if with_idx else (lambda: (fn(S.x),))
+        return Call(lambda: fn(S.x), size(S.x, S.dy) + idx_bytes, outs)
+    return call_fn
+
+
+CALLS = {"PyTorch": torch_call, "torch.compile": compiled_call(0), "ONNX Runtime": ort_call, "oneDNN": onednn_call,
+         "poolkit": poolkit_call, "poolkit compiled": compiled_call(1)}
 
 
 # ---- running and checking --------------------------------------------------------------------------------------
@@ -459,8 +478,9 @@ def table_row(name, layout, op, call, result, copy):
         return f(*result[lib]) if lib in result else "n/a"
     ms = [cell(lib, lambda t, b: f"{t * 1e3:.2f}") for lib in LIBS]
     frac = [cell(lib, lambda t, b: f"{b / t / copy:.2f}") for lib in LIBS]
-    pk = result.get("poolkit")
+    pk, pkc = result.get("poolkit"), result.get("poolkit compiled")
     up = [f"{result[lib][0] / pk[0]:.2f}x" if pk and lib in result else "n/a" for lib in PEERS]
+    up.append(f"{result['torch.compile'][0] / pkc[0]:.2f}x" if pkc and "torch.compile" in result else "n/a")
     return "| " + " | ".join([name, layout, op.replace("*", "\\*"), call] + ms + frac + up) + " |"
 
 
@@ -492,13 +512,16 @@ def main():
              "stores (oneDNN: its workspace's byte size; train step: x, y, dy, dx). n/a: the library has no such "
              "call (PyTorch: no out= max pool without indices, and `_adaptive_avg_pool2d_backward.out` is a "
              "generated allocate-and-copy; ONNX Runtime: NCHW forward only, no adaptive 13->7 operator; oneDNN: "
-             "preallocated calls only, no adaptive pooling with uneven windows such as 13->7).", "",
+             "preallocated calls only, no adaptive pooling with uneven windows such as 13->7). torch.compile: "
+             "`torch.compile(fullgraph=True)` (inductor) of the same torch.nn.functional call; poolkit compiled: of "
+             "the poolkit.torch call (its registered operators); allocating forward and train step only (the first "
+             "call, which compiles, is the warm-up).", "",
              "\\* poolkit's compact window-local argmax (what poolkit.torch saves for backward); PyTorch and ONNX "
              "Runtime have no compact form, so their columns in these rows are their int64-indices calls. oneDNN's "
              "workspace is its only form: the same measurement stands in the int64 and the compact rows.", "",
              "| case | layout | operator | call | " + " | ".join(f"{lib} ms" for lib in LIBS) + " | " +
              " | ".join(f"{lib} of copy" for lib in LIBS) + " | " + " | ".join(f"poolkit vs {lib}" for lib in PEERS)
-             + " |", "|" + "---|" * (4 + 2 * len(LIBS) + len(PEERS))]
+             + " | poolkit compiled vs torch.compile |", "|" + "---|" * (5 + 2 * len(LIBS) + len(PEERS))]
     lines += [table_row(*row, copy) for row in rows]
     lines += ["", f"Charts: `{os.path.basename(stem)}-speedup.png` (poolkit's speed-up over each peer, log scale) and "
               f"`{os.path.basename(stem)}-limit.png` (every library's fraction of copy), drawn by bench/charts.py; "

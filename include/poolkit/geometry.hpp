@@ -37,7 +37,7 @@ struct RegularParams {
 // input or the left padding). Every window must read at least one input cell.
 Geometry regular_geometry(const std::vector<int64_t>& in, const RegularParams& p);
 
-// ---- PyTorch: symmetric padding of at most half the effective kernel ----
+// ---- PyTorch: symmetric padding of at most half the kernel size (dilation not counted) ----
 Geometry torch_geometry(const std::vector<int64_t>& in, std::vector<int64_t> kernel, std::vector<int64_t> stride,
                         std::vector<int64_t> padding, std::vector<int64_t> dilation, bool ceil_mode);
 

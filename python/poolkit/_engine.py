@@ -119,12 +119,16 @@ def fractional_max_pool_backward(kind, g, samples, dy, am, x, x_shape=None, chan
 def max_unpool(kind, x, indices, out_spatial):
     check_dtype("max_unpool", input=x)
     y = kind.empty([int(x.shape[0]), int(x.shape[1])] + list(out_spatial), x.dtype, is_channels_last(x))
-    _core.max_unpool_forward(x, indices, y)
+    if 0 not in out_spatial:  # an output size of 0: an empty output, as PyTorch (whose indices are then not read)
+        _core.max_unpool_forward(x, indices, y)
     return y
 
 
 def max_unpool_backward(kind, dy, indices):
     check_dtype("max_unpool", grad_output=dy)
     dx = kind.empty(list(indices.shape), dy.dtype, is_channels_last(dy))
-    _core.max_unpool_backward(dy, indices, dx)
+    if any(int(d) == 0 for d in dy.shape[2:]):
+        dx[...] = 0  # the empty output depends on no input
+    else:
+        _core.max_unpool_backward(dy, indices, dx)
     return dx

@@ -12,14 +12,18 @@ def int_list(v, name, allow_none=False):
         raise TypeError(f"poolkit: {name}: must be an int or a sequence of ints (got None)")
     if isinstance(v, bool):
         raise TypeError(f"poolkit: {name}: must be an int or a sequence of ints (got bool)")
-    try:
-        return [operator.index(v)]
-    except TypeError:
-        pass
-    try:
-        items = list(v)
-    except TypeError:
-        raise TypeError(f"poolkit: {name}: must be an int or a sequence of ints (got {type(v).__name__})") from None
+    if isinstance(v, (tuple, list)):  # checked first: torch.compile traces this, try/except trips it
+        items = v
+    else:
+        try:
+            return [operator.index(v)]
+        except TypeError:
+            pass
+        try:
+            items = list(v)
+        except TypeError:
+            raise TypeError(f"poolkit: {name}: must be an int or a sequence of ints "
+                            f"(got {type(v).__name__})") from None
     out = []
     for e in items:
         if isinstance(e, bool):
@@ -39,13 +43,18 @@ _ONNX_AUTO_PAD = ("SAME_UPPER", "SAME_LOWER", "VALID", "NOTSET")
 
 
 def window_geometry(x, kernel_size, stride, padding, dilation, ceil_mode):
-    """The geometry of a sliding-window pool. padding may be:
-    an int or one int per axis (PyTorch: symmetric, at most half the effective kernel);
+    """The geometry of a sliding-window pool of (N, C, spatial...) x; see window_recipe for padding's forms."""
+    in_size = spatial_size(x)
+    return build_geometry(window_recipe(len(in_size), kernel_size, stride, padding, dilation, ceil_mode), in_size)
+
+
+def window_recipe(rank, kernel_size, stride, padding, dilation, ceil_mode):
+    """How to build the geometry of a sliding-window pool over `rank` spatial axes (see build_geometry); pure
+    Python, so that torch.compile can trace it. padding may be:
+    an int or one int per axis (PyTorch: symmetric, at most half the kernel);
     'valid' or 'same' (Keras; 'same' puts the odd cell at the end);
     'SAME_UPPER', 'SAME_LOWER', 'VALID' (ONNX auto_pad, dilation allowed);
     one (begin, end) pair per axis (explicit per-side padding, as ONNX pads)."""
-    in_size = spatial_size(x)
-    rank = len(in_size)
     k = int_list(kernel_size, "kernel_size")
     s = int_list(stride, "stride", allow_none=True)
     d = int_list(dilation, "dilation")
@@ -55,10 +64,9 @@ def window_geometry(x, kernel_size, stride, padding, dilation, ceil_mode):
                 raise ValueError("poolkit: dilation: must be 1 with padding='valid' or 'same' (use 'SAME_UPPER')")
             if ceil_mode:
                 raise ValueError("poolkit: ceil_mode: must be False with padding='valid' or 'same'")
-            return _core.keras_geometry(in_size, k, s, padding)
+            return ("keras", (k, s), (), padding, False)
         if padding in _ONNX_AUTO_PAD:
-            return _core.onnx_geometry(in_size, _per_axis(k, rank, "kernel_size"), s or k, d, [], padding,
-                                       bool(ceil_mode))
+            return ("onnx", (_per_axis(k, rank, "kernel_size"), s or k, d, []), (), padding, bool(ceil_mode))
         raise ValueError(f"poolkit: padding: must be an int, per-axis ints, (begin, end) pairs, 'valid', 'same', "
                          f"'SAME_UPPER', 'SAME_LOWER' or 'VALID' (got {padding!r})")
     pairs = _pairs(padding)
@@ -67,9 +75,64 @@ def window_geometry(x, kernel_size, stride, padding, dilation, ceil_mode):
             raise ValueError(f"poolkit: padding: needs one (begin, end) pair per spatial axis ({rank}), "
                              f"got {len(pairs)}")
         pads = [p[0] for p in pairs] + [p[1] for p in pairs]
-        return _core.onnx_geometry(in_size, _per_axis(k, rank, "kernel_size"), s or k, d, pads, "NOTSET",
-                                   bool(ceil_mode))
-    return _core.torch_geometry(in_size, k, s, int_list(padding, "padding"), d, bool(ceil_mode))
+        return ("onnx", (_per_axis(k, rank, "kernel_size"), s or k, d, pads), (), "NOTSET", bool(ceil_mode))
+    return ("torch", (k, s, int_list(padding, "padding"), d), (), "", bool(ceil_mode))
+
+
+def adaptive_recipe(output_size, in_size):
+    return ("adaptive", (output_size_list(output_size, in_size),), (), "", False)
+
+
+GLOBAL_RECIPE = ("global", (), (), "", False)
+
+
+def fractional_recipe(kernel_size, output_size, output_ratio, in_size, in_float, scalar_ratio=True):
+    """in_float: the input is not float64 (PyTorch computes the window sequence in the input's type).
+    scalar_ratio: a single number is taken as output_ratio (else one per axis is required)."""
+    k = int_list(kernel_size, "kernel_size")
+    if output_size is None and output_ratio is None:
+        raise ValueError("poolkit: output_size: fractional max pooling needs output_size or output_ratio")
+    if output_size is not None:
+        return ("fractional", (output_size_list(output_size, in_size), k), (), "", bool(in_float))
+    if isinstance(output_ratio, (tuple, list)):
+        ratio = [float(v) for v in output_ratio]
+    elif not scalar_ratio and not hasattr(output_ratio, "__len__"):
+        raise TypeError("poolkit: output_ratio: must have one entry per spatial axis (this PyTorch's "
+                        "fractional_max_pool2d takes no single number)")
+    else:
+        try:
+            ratio = [float(output_ratio)]
+        except TypeError:
+            ratio = [float(v) for v in output_ratio]
+    return ("fractional", ([], k), ratio, "", bool(in_float))
+
+
+def build_geometry(recipe, in_size):
+    """The C++ geometry a recipe (builder, int lists, floats, text, flag) describes, for spatial size in_size."""
+    builder, lists, reals, text, flag = recipe
+    if builder == "torch":
+        return _core.torch_geometry(in_size, *lists, flag)
+    if builder == "keras":
+        return _core.keras_geometry(in_size, *lists, text)
+    if builder == "onnx":
+        return _core.onnx_geometry(in_size, *lists, text, flag)
+    if builder == "adaptive":
+        return _core.adaptive_geometry(in_size, *lists)
+    if builder == "global":
+        return _core.global_geometry(in_size)
+    if builder == "fractional":
+        out, k = lists
+        out = out or _core.fractional_output_size(in_size, list(reals), k)
+        return _core.fractional_geometry(in_size, out, k, flag)
+    raise ValueError(f"poolkit: unknown geometry builder {builder!r}")
+
+
+def kernel_cells(kernel_size, rank):
+    """The number of taps of a window of kernel_size (an int or one per axis) over rank axes."""
+    n = 1
+    for k in _per_axis(int_list(kernel_size, "kernel_size"), rank, "kernel_size"):
+        n *= k
+    return n
 
 
 def check_convention(convention):
@@ -110,12 +173,9 @@ def _per_axis(v, rank, name):
 
 def _pairs(padding):
     """padding as a list of (begin, end) pairs, or None when it is not given that way."""
-    if isinstance(padding, (str, bytes)):
+    if not isinstance(padding, (tuple, list)):  # isinstance, not try/except: torch.compile traces this
         return None
-    try:
-        items = list(padding)
-    except TypeError:
-        return None
+    items = list(padding)
     if not items or not all(isinstance(e, (tuple, list)) for e in items):
         return None
     out = []
@@ -131,10 +191,11 @@ def output_size_list(output_size, in_size, name="output_size"):
     rank = len(in_size)
     if output_size is None:
         raise TypeError(f"poolkit: {name}: must be given")
-    try:
-        return [operator.index(output_size)] * rank
-    except TypeError:
-        pass
+    if not isinstance(output_size, (tuple, list)):
+        try:
+            return [operator.index(output_size)] * rank
+        except TypeError:
+            pass
     items = list(output_size)
     if len(items) != rank:
         raise ValueError(f"poolkit: {name}: must have {rank} entries (got {len(items)})")

@@ -9,8 +9,8 @@ import numpy as np
 
 from . import _core, _engine
 from ._layout import NUMPY, batched, from_data_format, is_channels_last, require_nonempty, to_data_format, unbatch
-from ._params import (check_avg_pool3d_input, check_convention, int_list, output_size_list, spatial_size,
-                      sum_pool_dilation, unpool_pads, window_geometry)
+from ._params import (build_geometry, check_avg_pool3d_input, check_convention, fractional_recipe, int_list,
+                      kernel_cells, output_size_list, spatial_size, sum_pool_dilation, unpool_pads, window_geometry)
 from ._types import as_array, check_dtype
 
 __all__ = []
@@ -71,15 +71,11 @@ def _avg_include_default(count_include_pad, padding):
         return bool(count_include_pad)
     if isinstance(padding, str):
         return False
-    try:
-        if any(isinstance(e, (tuple, list)) for e in padding):
-            return False
-    except TypeError:
-        pass
-    return True
+    # isinstance, not try/except: torch.compile traces this
+    return not (isinstance(padding, (tuple, list)) and any(isinstance(e, (tuple, list)) for e in padding))
 
 
-def _avg_divisor(g, padding, count_include_pad, divisor_override, convention):
+def _avg_divisor(cells, padding, count_include_pad, divisor_override, convention):
     """(count_include_pad, divisor_override) for the core. convention='onnx': count_include_pad defaults to False,
     and True divides every window by all its taps, those past the end of the padding in ceil_mode included (ONNX's
     reference pads the input out to the last window with zeros and averages them all; ONNX Runtime agrees), where
@@ -89,7 +85,7 @@ def _avg_divisor(g, padding, count_include_pad, divisor_override, convention):
     if divisor_override is not None:
         raise ValueError("poolkit: divisor_override: ONNX's AveragePool has none; it needs convention='torch'")
     if count_include_pad:
-        return True, g.window_cells()
+        return True, cells  # (cells: the kernel's taps)
     return False, None
 
 
@@ -129,7 +125,7 @@ def _make_avg_pool(r):
         if r == 3 and convention == "torch":
             check_avg_pool3d_input(a.x, kernel_size)
         g = window_geometry(a.x, kernel_size, stride, padding, d, ceil_mode)
-        return a, g, _avg_divisor(g, padding, count_include_pad, divisor_override, convention)
+        return a, g, _avg_divisor(g.window_cells(), padding, count_include_pad, divisor_override, convention)
 
     def impl(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, dilation,
              convention, data_format):
@@ -242,20 +238,12 @@ def _make_adaptive(r):
 
 
 def fractional_geometry(x, kernel_size, output_size, output_ratio):
-    """The geometry of fractional max pooling of (N, C, spatial...) x (shared with poolkit.torch)."""
+    """The geometry of fractional max pooling of (N, C, spatial...) x."""
     check_dtype("fractional_max_pool", input=x)  # before the samples are drawn in x's dtype
     in_size = spatial_size(x)
-    k = int_list(kernel_size, "kernel_size")
-    if output_size is None and output_ratio is None:
-        raise ValueError("poolkit: output_size: fractional max pooling needs output_size or output_ratio")
-    if output_size is not None:
-        out = output_size_list(output_size, in_size)
-    else:
-        ratio = [float(output_ratio)] if np.ndim(output_ratio) == 0 else [float(v) for v in output_ratio]
-        out = _core.fractional_output_size(in_size, ratio, k)
     # PyTorch computes the sequence in the input's type: float32 for the narrower floats, double otherwise
     in_float = str(x.dtype).split('.')[-1] in ('float32', 'float16', 'bfloat16')
-    return _core.fractional_geometry(in_size, out, k, in_float)
+    return build_geometry(fractional_recipe(kernel_size, output_size, output_ratio, in_size, in_float), in_size)
 
 
 def _make_fractional(r):

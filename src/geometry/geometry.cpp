@@ -138,12 +138,10 @@ Geometry torch_geometry(const std::vector<int64_t>& in, std::vector<int64_t> ker
   check_at_least(d, 1, "dilation", "must be >= 1");
   auto p = expand(std::move(padding), r, "padding", 0);
   check_at_least(p, 0, "padding", "must be >= 0");
-  for (size_t i = 0; i < r; ++i) {
-    int64_t eff = checked_add(checked_mul(d[i], k[i] - 1, "dilation"), 1, "dilation");
-    if (p[i] > eff / 2)
-      fail(axis_name("padding", i), "must be at most half of the effective kernel dilation*(kernel-1)+1 = " +
-                                        std::to_string(eff) + got(p[i]));
-  }
+  // PyTorch checks padding against the kernel size itself, dilation or not
+  for (size_t i = 0; i < r; ++i)
+    if (p[i] > k[i] / 2)
+      fail(axis_name("padding", i), "must be at most half of the kernel size " + std::to_string(k[i]) + got(p[i]));
   RegularParams rp{k, stride.empty() ? k : std::move(stride), d, p, p, ceil_mode};
   return regular_geometry(in, rp);
 }
@@ -311,8 +309,9 @@ std::vector<int64_t> unpool_output_size(const std::vector<int64_t>& in, std::vec
     def[i] = checked_add(checked_mul(in[i] - 1, s[i], "stride"),
                          checked_add(k[i], -checked_mul(2, p[i], "padding"), "padding"), "kernel_size");
     // As PyTorch: the default must be usable only when it is used; a requested size is checked against it below.
-    if (def[i] < 1 && !requested)
-      fail(axis_name("output_size", i), "default output size must be >= 1" + got(def[i]));
+    // A size of 0 gives an empty output, as PyTorch.
+    if (def[i] < 0 && !requested)
+      fail(axis_name("output_size", i), "default output size must be >= 0" + got(def[i]));
   }
   if (!requested) return def;
   std::vector<int64_t> want = *requested;
@@ -320,7 +319,7 @@ std::vector<int64_t> unpool_output_size(const std::vector<int64_t>& in, std::vec
   if (want.size() != r) fail("output_size", "must have one entry per spatial axis (optionally with N and C first)");
   for (size_t i = 0; i < r; ++i) {
     int64_t lo = checked_add(def[i], -s[i], "stride"), hi = checked_add(def[i], s[i], "stride");
-    if (want[i] < 1 || want[i] <= lo || want[i] >= hi)
+    if (want[i] < 0 || want[i] <= lo || want[i] >= hi)
       fail(axis_name("output_size", i), "must be between " + std::to_string(lo) + " and " + std::to_string(hi) +
                                             ", exclusive (the default size " + std::to_string(def[i]) +
                                             " plus or minus less than stride " + std::to_string(s[i]) + ")" +

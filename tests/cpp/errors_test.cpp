@@ -50,9 +50,11 @@ TEST(Errors, DilationNotPositive) {
 TEST(Errors, PaddingNegative) {
   expect_error([] { torch_geometry({4}, {2}, {}, {-1}, {}, false); }, Value, "padding", ">= 0");
 }
-TEST(Errors, TorchPaddingAtMostHalfTheEffectiveKernel) {
+TEST(Errors, TorchPaddingAtMostHalfTheKernelDilationNotCounted) {
   expect_error([] { torch_geometry({9}, {3}, {}, {2}, {}, false); }, Value, "padding[0]", "half");
-  EXPECT_NO_THROW(torch_geometry({9}, {3}, {}, {2}, {2}, false));  // effective kernel 5: padding 2 allowed
+  // effective kernel 5, but PyTorch checks the kernel size: padding 2 refused, 1 allowed
+  expect_error([] { torch_geometry({9}, {3}, {}, {2}, {2}, false); }, Value, "padding[0]", "half");
+  EXPECT_NO_THROW(torch_geometry({9}, {3}, {}, {1}, {2}, false));
 }
 TEST(Errors, KernelLargerThanPaddedInput) {
   expect_error([] { torch_geometry({3, 3}, {2, 4}, {}, {}, {}, false); }, Value, "kernel_size[1]", "larger");

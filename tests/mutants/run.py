@@ -4,7 +4,8 @@ fail. Prints caught / MISSED per mutant with its times; exits 1 if any was misse
 
 Usage (through scripts/mutants.sh): mutants.sh [NAME...]   (no names: every mutant)
 Environment: MUTANTS_DIR (scratch folder, default build/mutants), MUTANTS_PYTHON (interpreter for tests/python,
-default .venv, else .venv-pypi, else python3), MUTANTS_JOBS (build jobs, default 2)."""
+default .venv, else .venv-pypi, else python3), MUTANTS_PYPI_PYTHON (the interpreter with torch 2, JAX and Keras
+for the host suites, default .venv-pypi), MUTANTS_JOBS (build jobs, default 2)."""
 import os
 import pathlib
 import shutil
@@ -47,6 +48,17 @@ def sync():
         shutil.copymode(src, dst)
 
 
+def pypi_python():
+    return os.environ.get("MUTANTS_PYPI_PYTHON", str(ROOT / ".venv-pypi" / "bin" / "python"))
+
+
+def jax_ffi_headers():
+    """The XLA FFI headers of the PyPI interpreter's jax, so that the scratch build has poolkit._jax_ffi too."""
+    r = subprocess.run([pypi_python(), "-c", "import jax.ffi; print(jax.ffi.include_dir())"], capture_output=True,
+                       text=True) if os.path.exists(pypi_python()) else None
+    return r.stdout.strip() if r is not None and r.returncode == 0 else ""
+
+
 def configure(py):
     if (BUILD / "build.ninja").exists():
         return
@@ -55,7 +67,8 @@ def configure(py):
     nb = next((d for d in dirs if d), "")  # the first interpreter that has nanobind
     subprocess.run(["cmake", "-S", str(SRC), "-B", str(BUILD), "-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release",
                     "-DPOOLKIT_SIMD_NATIVE_ONLY=ON", "-DPOOLKIT_BUILD_PYTHON=ON", "-DPOOLKIT_WITH_CUDA=OFF",
-                    f"-DPython_EXECUTABLE={shutil.which('python3')}", f"-Dnanobind_ROOT={nb}"],
+                    f"-DPython_EXECUTABLE={shutil.which('python3')}", f"-Dnanobind_ROOT={nb}",
+                    f"-DPOOLKIT_JAX_FFI_INCLUDE_DIR={jax_ffi_headers()}"],
                    check=True, stdout=subprocess.DEVNULL)
 
 
@@ -66,7 +79,7 @@ def build(targets):
 
 
 def run_suite(suite, select, py):
-    env = dict(os.environ, BUILD=str(BUILD), PYTHON=py, SELECT=select or "")
+    env = dict(os.environ, BUILD=str(BUILD), PYTHON=py, PYPI_PYTHON=pypi_python(), SELECT=select or "")
     r = subprocess.run(["bash", "-c", suite["command"]], cwd=SRC, env=env, capture_output=True, text=True)
     return r.returncode, (r.stdout + r.stderr)[-2000:]
 

@@ -101,15 +101,6 @@ def call(fn, *args, **kwargs):
         return Refused(e)
 
 
-def is_113_pad_refusal(err, kernel, padding, dilation):
-    """PyTorch 1.13 still refuses padding > kernel/2 where the current rule (half the effective kernel) allows."""
-    if not isinstance(err, Refused) or "pad should be at most half" not in str(err.args[0]):
-        return False
-    axes = list(zip(kernel, padding, dilation))
-    within_current_rule = all(p <= (d * (k - 1) + 1) // 2 for k, p, d in axes)
-    return within_current_rule and any(p > k // 2 for k, p, d in axes)
-
-
 def per_axis(v, r):
     return list(v) if isinstance(v, (list, tuple)) else [v] * r
 

@@ -9,7 +9,8 @@ import charts  # noqa: E402  (bench/charts.py)
 
 # (case, layout, operator, call, {library: (seconds, bytes moved)})
 ROWS = [
-    ("seed", "nchw", "max", "forward", {"PyTorch": (0.030, 3e8), "ONNX Runtime": (0.005, 3e8), "poolkit": (0.010, 3e8)}),
+    ("seed", "nchw", "max", "forward", {"PyTorch": (0.030, 3e8), "ONNX Runtime": (0.005, 3e8), "poolkit": (0.010, 3e8),
+                                        "poolkit compiled": (0.012, 3e8)}),  # poolkit's own variant: not a peer
     ("seed", "nhwc", "max", "forward", {"PyTorch": (0.040, 3e8), "poolkit": (0.008, 3e8)}),
     ("gap", "nchw", "global avg", "train step", {"PyTorch": (0.002, 1e8), "poolkit": (0.004, 1e8)}),
     ("gap", "nhwc", "global avg", "train step", {"poolkit": (0.004, 1e8)}),  # no peer: left out of the speed-ups
@@ -58,9 +59,9 @@ def test_limit_chart(tmp_path):
     nchw, nhwc = fig.axes
     assert "fraction of the limit" in nchw.get_xlabel() and "read+write limit" in nchw.get_xlabel()
     legend = [t.get_text() for t in fig.legends[0].get_texts()]
-    assert legend == ["PyTorch", "ONNX Runtime", "poolkit"]
+    assert legend == ["PyTorch", "ONNX Runtime", "poolkit", "poolkit compiled"]
     # bytes / seconds / 2e10: 3e8 / 0.030 -> 0.5, 3e8 / 0.005 -> 3.0, 3e8 / 0.010 -> 1.5, 1e8 / 0.002 -> 2.5,
-    # 1e8 / 0.004 -> 1.25 (NCHW panel)
-    assert sorted(round(r, 6) for _, r, _ in bars(nchw)) == [0.5, 1.25, 1.5, 2.5, 3.0]
+    # 1e8 / 0.004 -> 1.25, 3e8 / 0.012 -> 1.25 (NCHW panel)
+    assert sorted(round(r, 6) for _, r, _ in bars(nchw)) == [0.5, 1.25, 1.25, 1.5, 2.5, 3.0]
     assert sorted(round(r, 6) for _, r, _ in bars(nhwc)) == [0.375, 1.25, 1.875]
     assert any(line.get_xdata()[0] == 1.0 for line in nchw.get_lines())  # the limit line

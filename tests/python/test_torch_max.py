@@ -37,7 +37,7 @@ def test_max_pool(r, case, tally):
     check_max_pair(tally, f"max_pool{r}d", rng, base, dtype, layout,
                 lambda x: tf(x, return_indices=True, **kw), lambda x: pf(x, return_indices=True, **kw),
                 lambda x: nf(x, return_indices=True, **kw), lambda dy, x, i: nb(dy, x, i, **kw),
-                meta=(k, p, d), pk_plain=lambda x: pf(x, **kw))
+                pk_plain=lambda x: pf(x, **kw))
 
 
 @pytest.mark.parametrize("case", range(200))

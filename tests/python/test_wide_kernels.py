@@ -46,7 +46,7 @@ def test_max_pool2d_wide(kind, case, tally):
                    lambda x: F.max_pool2d(x, return_indices=True, **kw),
                    lambda x: pt.max_pool2d(x, return_indices=True, **kw),
                    lambda x: poolkit.max_pool2d(x, return_indices=True, **kw),
-                   lambda dy, x, i: poolkit.max_pool2d_backward(dy, x, i, **kw), meta=((k, k), (p, p), (d, d)),
+                   lambda dy, x, i: poolkit.max_pool2d_backward(dy, x, i, **kw),
                    pk_plain=lambda x: pt.max_pool2d(x, **kw))
 
 

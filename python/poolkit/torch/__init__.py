@@ -3,14 +3,36 @@ autograd (poolkit's own backward), zero-copy for channels-first and channels-las
 the modules. The extra keywords of poolkit.functional (padding forms, data_format, convention) work here too."""
 import torch
 
-from .. import _core
 from .._layout import batched, from_data_format, require_nonempty, to_data_format, unbatch
-from .._params import (check_avg_pool3d_input, check_convention, output_size_list, spatial_size, sum_pool_dilation,
-                       window_geometry)
-from ..functional import _avg_divisor, _avg_include_default, fractional_geometry, onnx_unpool, unpool_size
-from . import _autograd as A
+from .._params import (GLOBAL_RECIPE, adaptive_recipe, check_avg_pool3d_input, check_convention, fractional_recipe,
+                       int_list, kernel_cells, spatial_size, sum_pool_dilation, window_recipe)
+from ..functional import _avg_divisor, onnx_unpool
+from . import _autograd
+
+# The operators: registered with torch.library where this PyTorch can (torch.compile, torch.export, double
+# backward), else plain autograd Functions.
+if hasattr(torch.library, "custom_op") and hasattr(torch.library, "register_autograd"):
+    from . import _ops as A
+else:
+    A = _autograd
 
 __all__ = []
+
+
+def _takes_scalar_ratio_2d():
+    """Whether the installed PyTorch's fractional_max_pool2d takes a single number as output_ratio (2.x calls
+    len() on it); poolkit.torch refuses what it refuses."""
+    try:
+        torch.nn.functional.fractional_max_pool2d(torch.zeros(1, 1, 2, 2), 1, output_ratio=0.5,
+                                                  _random_samples=torch.zeros(1, 1, 2))
+        return True
+    except TypeError:
+        return False
+
+
+_SCALAR_RATIO = {1: True, 2: _takes_scalar_ratio_2d(), 3: True}
+# PyTorch computes the fractional window sequence in float32 for these input types, in float64 otherwise
+_FLOAT32_SEQUENCE = (torch.float32, torch.float16, torch.bfloat16)
 
 
 def _check_tensor(x, name="input"):
@@ -55,8 +77,8 @@ def _make(r):
     def max_pool(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False, *,
                  data_format="channels_first"):
         a = _In(input, r, data_format)
-        g = window_geometry(a.x, kernel_size, stride, padding, dilation, ceil_mode)
-        return _max_result(a, A.MaxPool.apply(a.x, g, bool(return_indices)), return_indices)
+        g = window_recipe(r, kernel_size, stride, padding, dilation, ceil_mode)
+        return _max_result(a, A.max_pool(a.x, g, return_indices), return_indices)
 
     def avg_impl(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, dilation,
                  convention, data_format):
@@ -64,9 +86,10 @@ def _make(r):
         d = sum_pool_dilation(dilation, convention, f"avg_pool{r}d")
         if r == 3 and convention == "torch":
             check_avg_pool3d_input(a.x, kernel_size)
-        g = window_geometry(a.x, kernel_size, stride, padding, d, ceil_mode)
-        cip, div = _avg_divisor(g, padding, count_include_pad, divisor_override, convention)
-        return a.out(A.AvgPool.apply(a.x, g, cip, div))
+        g = window_recipe(r, kernel_size, stride, padding, d, ceil_mode)
+        cip, div = _avg_divisor(kernel_cells(kernel_size, r), padding, count_include_pad, divisor_override,
+                                convention)
+        return a.out(A.avg_pool(a.x, g, cip, div))
 
     if r == 1:
         def avg_pool(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=None, *,
@@ -82,54 +105,54 @@ def _make(r):
     def lp_pool(input, norm_type, kernel_size, stride=None, ceil_mode=False, *, padding=0, dilation=1,
                 convention="torch", data_format="channels_first"):
         a = _In(input, r, data_format)
-        g = window_geometry(a.x, kernel_size, stride, padding, sum_pool_dilation(dilation, convention, f"lp_pool{r}d"),
-                            ceil_mode)
-        return a.out(A.LpPool.apply(a.x, g, float(norm_type), convention))
+        g = window_recipe(r, kernel_size, stride, padding, sum_pool_dilation(dilation, convention, f"lp_pool{r}d"),
+                          ceil_mode)
+        return a.out(A.lp_pool(a.x, g, norm_type, convention))
 
     def adaptive_max_pool(input, output_size, return_indices=False):
         a = _In(input, r)
-        g = _core.adaptive_geometry(spatial_size(a.x), output_size_list(output_size, spatial_size(a.x)))
-        return _max_result(a, A.MaxPool.apply(a.x, g, bool(return_indices)), return_indices)
+        g = adaptive_recipe(output_size, spatial_size(a.x))
+        return _max_result(a, A.max_pool(a.x, g, return_indices), return_indices)
 
     def adaptive_avg_pool(input, output_size):
         a = _In(input, r, empty_channels=r <= 2)
-        g = _core.adaptive_geometry(spatial_size(a.x), output_size_list(output_size, spatial_size(a.x)))
-        return a.out(A.AvgPool.apply(a.x, g, False, None))
+        return a.out(A.avg_pool(a.x, adaptive_recipe(output_size, spatial_size(a.x)), False, None))
 
     def fractional_max_pool(input, kernel_size, output_size=None, output_ratio=None, return_indices=False,
                             _random_samples=None):
         a = _In(input, r)
-        g = fractional_geometry(a.x, kernel_size, output_size, output_ratio)
+        g = fractional_recipe(kernel_size, output_size, output_ratio, spatial_size(a.x), a.x.dtype in _FLOAT32_SEQUENCE,
+                              _SCALAR_RATIO[r])
         if _random_samples is None:
             sdt = a.x.dtype if a.x.is_floating_point() else torch.float64  # (integer inputs: float64 samples)
             _random_samples = torch.rand(a.x.shape[0], a.x.shape[1], r, dtype=sdt)
         _check_tensor(_random_samples, "_random_samples")
-        res = A.FractionalMaxPool.apply(a.x, g, _random_samples, bool(return_indices))
+        res = A.fractional_max_pool(a.x, g, _random_samples, return_indices)
         return _max_result(a, res, return_indices)
 
     def max_unpool(input, indices, kernel_size, stride=None, padding=0, output_size=None, *, convention="torch"):
         check_convention(convention)
         a = _In(input, r)
         idx = a.other(indices, "indices")
-        if convention == "onnx":
+        if convention == "onnx":  # ONNX's whole-tensor indices, remapped on the host (eager only)
             local, out = onnx_unpool(a.x, idx.numpy(), kernel_size, stride, padding, output_size)
-            idx = torch.from_numpy(local)
-        else:
-            out = unpool_size(a.x, kernel_size, stride, padding, output_size)
-        return a.out(A.MaxUnpool.apply(a.x, idx, out))
+            return a.out(_autograd.MaxUnpool.apply(a.x, torch.from_numpy(local), out))
+        req = None if output_size is None else int_list(output_size, "output_size")
+        return a.out(A.max_unpool(a.x, idx, int_list(kernel_size, "kernel_size"),
+                                  int_list(stride, "stride", allow_none=True), int_list(padding, "padding"), req))
 
     def mixed_pool(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=None,
                    divisor_override=None, lambda_=0.5, *, data_format="channels_first"):
         a = _In(input, r, data_format)
-        g = window_geometry(a.x, kernel_size, stride, padding, 1, ceil_mode)
+        g = window_recipe(r, kernel_size, stride, padding, 1, ceil_mode)
         cip = _avg_include_default(count_include_pad, padding)
-        return a.out(A.MixedPool.apply(a.x, lambda_, g, cip, divisor_override))
+        return a.out(A.mixed_pool(a.x, lambda_, g, cip, divisor_override))
 
     def stochastic_pool(input, kernel_size, stride=None, padding=0, ceil_mode=False, training=True, seed=0, *,
                         data_format="channels_first"):
         a = _In(input, r, data_format)
-        g = window_geometry(a.x, kernel_size, stride, padding, 1, ceil_mode)
-        return a.out(A.StochasticPool.apply(a.x, g, bool(training), int(seed)))
+        g = window_recipe(r, kernel_size, stride, padding, 1, ceil_mode)
+        return a.out(A.stochastic_pool(a.x, g, training, seed))
 
     for fn, base in ((max_pool, "max_pool"), (avg_pool, "avg_pool"), (lp_pool, "lp_pool"),
                      (adaptive_max_pool, "adaptive_max_pool"), (adaptive_avg_pool, "adaptive_avg_pool"),
@@ -146,25 +169,25 @@ def _global_in(input, data_format):
     x = from_data_format(_check_tensor(input), data_format)
     if x.dim() < 3 or x.dim() > 5:
         raise ValueError(f"poolkit: input: must be (N, C, 1 to 3 spatial dims) (got shape {tuple(x.shape)})")
-    return x, _core.global_geometry(spatial_size(x))
+    return x
 
 
 def global_max_pool(input, return_indices=False, *, data_format="channels_first"):
-    x, g = _global_in(input, data_format)
-    res = A.MaxPool.apply(x, g, bool(return_indices))
+    x = _global_in(input, data_format)
+    res = A.max_pool(x, GLOBAL_RECIPE, return_indices)
     if return_indices:
         return to_data_format(res[0], data_format), to_data_format(res[1], data_format)
     return to_data_format(res, data_format)
 
 
 def global_avg_pool(input, *, data_format="channels_first"):
-    x, g = _global_in(input, data_format)
-    return to_data_format(A.AvgPool.apply(x, g, False, None), data_format)
+    x = _global_in(input, data_format)
+    return to_data_format(A.avg_pool(x, GLOBAL_RECIPE, False, None), data_format)
 
 
 def global_lp_pool(input, norm_type=2, *, data_format="channels_first"):
-    x, g = _global_in(input, data_format)
-    return to_data_format(A.LpPool.apply(x, g, float(norm_type), "onnx"), data_format)
+    x = _global_in(input, data_format)
+    return to_data_format(A.lp_pool(x, GLOBAL_RECIPE, norm_type, "onnx"), data_format)
 
 
 __all__ += ["global_max_pool", "global_avg_pool", "global_lp_pool"]

@@ -1,9 +1,13 @@
-"""torch.autograd.Functions over poolkit's forward and backward operators. Inputs arrive as (N, C, spatial...)
-tensors; the callers in poolkit.torch handle unbatched inputs and data_format."""
+"""torch.autograd.Functions over poolkit's forward and backward operators, for a PyTorch without
+torch.library.custom_op (first-order gradients only). Inputs arrive as (N, C, spatial...) tensors; the callers in
+poolkit.torch handle unbatched inputs and data_format. The functions at the end are the interface poolkit.torch
+calls (the same as _ops')."""
 import torch
 
 from .. import _engine
 from .._layout import TORCH, is_channels_last
+from .._params import build_geometry, spatial_size
+from ..functional import unpool_size
 
 
 class MaxPool(torch.autograd.Function):
@@ -118,3 +122,35 @@ class MaxUnpool(torch.autograd.Function):
     def backward(ctx, dy):
         (indices,) = ctx.saved_tensors
         return _engine.max_unpool_backward(TORCH, dy, indices), None, None
+
+
+def _g(x, recipe):
+    return build_geometry(recipe, spatial_size(x))
+
+
+def max_pool(x, recipe, return_indices):
+    return MaxPool.apply(x, _g(x, recipe), bool(return_indices))
+
+
+def fractional_max_pool(x, recipe, samples, return_indices):
+    return FractionalMaxPool.apply(x, _g(x, recipe), samples, bool(return_indices))
+
+
+def avg_pool(x, recipe, count_include_pad, divisor_override):
+    return AvgPool.apply(x, _g(x, recipe), count_include_pad, divisor_override)
+
+
+def lp_pool(x, recipe, norm_type, convention):
+    return LpPool.apply(x, _g(x, recipe), float(norm_type), convention)
+
+
+def stochastic_pool(x, recipe, training, seed):
+    return StochasticPool.apply(x, _g(x, recipe), bool(training), int(seed))
+
+
+def mixed_pool(x, lambda_, recipe, count_include_pad, divisor_override):
+    return MixedPool.apply(x, lambda_, _g(x, recipe), count_include_pad, divisor_override)
+
+
+def max_unpool(x, indices, kernel_size, stride, padding, output_size):
+    return MaxUnpool.apply(x, indices, unpool_size(x, kernel_size, stride, padding, output_size))

@@ -85,3 +85,34 @@ for _r in (1, 2, 3):
         "_defaults": {"kernel_size": _R, "stride": None, "padding": 0, "ceil_mode": False, "seed": 0}})
     _s.__module__ = __name__
     globals()[_s.__name__] = _s
+
+
+# torch.nn's pooling modules that convert() replaces; LPPool3d where this PyTorch has it.
+_CONVERTIBLE = [f"{kind}{r}d" for r in (1, 2, 3) for kind in (
+    "MaxPool", "AvgPool", "AdaptiveMaxPool", "AdaptiveAvgPool", "LPPool", "FractionalMaxPool", "MaxUnpool")]
+
+
+def _equivalent(module):
+    """poolkit's module for a torch.nn pooling module (same arguments, same training mode), or None."""
+    name = type(module).__name__
+    if name not in _CONVERTIBLE or type(module) is not getattr(torch.nn, name, None):
+        return None
+    cls = globals()[name]
+    new = cls(**{a: getattr(module, a) for a in cls._args})
+    return new.train(module.training)
+
+
+def convert(model):
+    """Replaces every torch.nn pooling module in model (MaxPool, AvgPool, AdaptiveMaxPool, AdaptiveAvgPool, LPPool,
+    FractionalMaxPool, MaxUnpool; 1 to 3 spatial dims) in place with poolkit's, keeping its arguments; returns the
+    model (the replacement itself when model is such a module)."""
+    new = _equivalent(model)
+    if new is not None:
+        return new
+    for name, child in model.named_children():
+        new = _equivalent(child)
+        if new is None:
+            convert(child)
+        else:
+            setattr(model, name, new)
+    return model

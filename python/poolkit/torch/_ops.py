@@ -1,0 +1,477 @@
+"""poolkit's operators registered with torch.library (namespace poolkit), for a PyTorch that has
+torch.library.custom_op: each with a fake kernel (shape, dtype, memory format, without running the kernel) and its
+autograd registered through the library, so that torch.compile, torch.export and opcheck see them. The geometry
+travels as its recipe (see poolkit._params.build_geometry), flattened into schema types; the C++ geometry is
+built inside the kernels. Second derivatives: max, fractional max, average, Lp and unpooling (not mixed and
+stochastic pooling)."""
+import math
+from typing import Optional
+
+import torch
+from torch import Tensor
+from torch._subclasses.fake_tensor import UnsupportedOperatorException
+
+from .. import _engine
+from .._layout import TORCH, _physical, is_channels_last
+from .._params import build_geometry, spatial_size
+from ..functional import unpool_size
+
+_op = torch.library.custom_op
+
+
+def _flat(recipe):
+    """A geometry recipe as schema arguments: builder, ints, lens, reals, text, flag."""
+    builder, lists, reals, text, flag = recipe
+    return (builder, [v for lst in lists for v in lst], [len(lst) for lst in lists], [float(r) for r in reals],
+            text, bool(flag))
+
+
+def _geometry(x, builder, ints, lens, reals, text, flag):
+    lists, at = [], 0
+    for n in lens:
+        lists.append([int(v) for v in ints[at:at + n]])
+        at += n
+    return build_geometry((builder, lists, [float(r) for r in reals], text, bool(flag)), spatial_size(x))
+
+
+def _fake_empty(shape, dtype, channels_last):
+    """An output as TORCH.empty lays it out (same strides), for fake kernels."""
+    shape = tuple(int(s) for s in shape)
+    t = torch.empty(_physical(shape, channels_last), dtype=dtype)
+    return t.movedim(-1, 1) if channels_last and len(shape) >= 3 else t
+
+
+def _fake_out(g, x, dtype=None):
+    return _fake_empty(_engine.out_shape(g, x), x.dtype if dtype is None else dtype, is_channels_last(x))
+
+
+def _fake_grad_input(dy, x):
+    return _fake_empty(x.shape, dy.dtype, is_channels_last(x))
+
+
+def _gather(v, idx):
+    """v (N, C, in...) at the flat per-plane indices idx (N, C, out...): the adjoint of scattering to idx."""
+    return v.flatten(2).gather(2, idx.flatten(2)).reshape(idx.shape)
+
+
+def _scatter(v, idx, like):
+    """v (N, C, out...) put at the flat per-plane indices idx into zeros shaped like `like` (N, C, in...)."""
+    z = v.new_zeros(tuple(like.shape[:2]) + (math.prod(like.shape[2:]),))
+    return z.scatter(2, idx.flatten(2), v.flatten(2)).reshape(like.shape)
+
+
+_NONE8 = (None,) * 8
+
+
+def _fake_refusing_eagerly(op):
+    """Registers the decorated function as op's fake kernel. Where it finds the arguments refused, torch.compile is
+    told the call cannot be traced, so it runs the call eagerly (a graph break on bad input only) and the caller
+    gets poolkit's own error, exactly as in eager mode (without this, dynamo wraps it in its TorchRuntimeError)."""
+    def register(fn):
+        def fake(*args):
+            try:
+                return fn(*args)
+            except (ValueError, TypeError, IndexError) as e:
+                raise UnsupportedOperatorException(op._opoverload) from e
+        op.register_fake(fake)
+        return fake
+    return register
+
+# ---- max pooling (sliding, adaptive, global) ----------------------------------------------------------------------
+
+
+@_op("poolkit::max_pool", mutates_args=())
+def _max_pool(x: Tensor, builder: str, ints: list[int], lens: list[int], reals: list[float], text: str, flag: bool,
+              int64_indices: bool) -> tuple[Tensor, Tensor]:
+    g = _geometry(x, builder, ints, lens, reals, text, flag)
+    return _engine.max_pool(TORCH, g, x, "int64" if int64_indices else "compact")
+
+
+@_fake_refusing_eagerly(_max_pool)
+def _(x, builder, ints, lens, reals, text, flag, int64_indices):
+    g = _geometry(x, builder, ints, lens, reals, text, flag)
+    idt = torch.int64 if int64_indices else TORCH.compact[g.local_argmax_dtype()]
+    return _fake_out(g, x), _fake_out(g, x, idt)
+
+
+@_op("poolkit::max_pool_backward", mutates_args=())
+def _max_pool_backward(dy: Tensor, argmax: Tensor, x: Tensor, builder: str, ints: list[int], lens: list[int],
+                       reals: list[float], text: str, flag: bool) -> Tensor:
+    """x gives the shape and layout of the gradient (and the int64 indices for a double backward); not read."""
+    g = _geometry(x, builder, ints, lens, reals, text, flag)
+    return _engine.max_pool_backward(TORCH, g, dy, argmax, None, list(x.shape), is_channels_last(x))
+
+
+@_max_pool_backward.register_fake
+def _(dy, argmax, x, *geo):
+    return _fake_grad_input(dy, x)
+
+
+def _max_pool_setup(ctx, inputs, output):
+    ctx.geo = inputs[1:7]
+    ctx.save_for_backward(output[1], inputs[0])
+
+
+def _max_pool_grad(ctx, dy, _):
+    am, x = ctx.saved_tensors
+    return (_max_pool_backward(dy, am, x, *ctx.geo),) + _NONE8[:7]
+
+
+_max_pool.register_autograd(_max_pool_grad, setup_context=_max_pool_setup)
+
+
+def _max_pool_backward_setup(ctx, inputs, output):
+    ctx.geo = inputs[3:]
+    ctx.save_for_backward(inputs[1], inputs[2])
+
+
+def _max_pool_backward_grad(ctx, ddx):
+    am, x = ctx.saved_tensors
+    if am.dtype != torch.int64:
+        with torch.no_grad():
+            am = _max_pool(x, *ctx.geo, True)[1]
+    return (_gather(ddx, am),) + _NONE8[:8]
+
+
+_max_pool_backward.register_autograd(_max_pool_backward_grad, setup_context=_max_pool_backward_setup)
+
+
+def max_pool(x, recipe, return_indices):
+    y, am = _max_pool(x, *_flat(recipe), bool(return_indices))
+    return (y, am) if return_indices else y
+
+
+# ---- fractional max pooling ---------------------------------------------------------------------------------------
+
+
+@_op("poolkit::fractional_max_pool", mutates_args=())
+def _fractional(x: Tensor, samples: Tensor, builder: str, ints: list[int], lens: list[int], reals: list[float],
+                text: str, flag: bool, int64_indices: bool) -> tuple[Tensor, Tensor]:
+    g = _geometry(x, builder, ints, lens, reals, text, flag)
+    return _engine.fractional_max_pool(TORCH, g, samples, x, "int64" if int64_indices else "compact")
+
+
+@_fake_refusing_eagerly(_fractional)
+def _(x, samples, builder, ints, lens, reals, text, flag, int64_indices):
+    g = _geometry(x, builder, ints, lens, reals, text, flag)
+    idt = torch.int64 if int64_indices else TORCH.compact[g.local_argmax_dtype()]
+    return _fake_out(g, x), _fake_out(g, x, idt)
+
+
+@_op("poolkit::fractional_max_pool_backward", mutates_args=())
+def _fractional_backward(dy: Tensor, argmax: Tensor, samples: Tensor, x: Tensor, builder: str, ints: list[int],
+                         lens: list[int], reals: list[float], text: str, flag: bool) -> Tensor:
+    g = _geometry(x, builder, ints, lens, reals, text, flag)
+    return _engine.fractional_max_pool_backward(TORCH, g, samples, dy, argmax, None, list(x.shape),
+                                                is_channels_last(x))
+
+
+@_fractional_backward.register_fake
+def _(dy, argmax, samples, x, *geo):
+    return _fake_grad_input(dy, x)
+
+
+def _fractional_setup(ctx, inputs, output):
+    ctx.geo = inputs[2:8]
+    ctx.save_for_backward(output[1], inputs[1], inputs[0])
+
+
+def _fractional_grad(ctx, dy, _):
+    am, samples, x = ctx.saved_tensors
+    return (_fractional_backward(dy, am, samples, x, *ctx.geo),) + _NONE8
+
+
+_fractional.register_autograd(_fractional_grad, setup_context=_fractional_setup)
+
+
+def _fractional_backward_setup(ctx, inputs, output):
+    ctx.geo = inputs[4:]
+    ctx.save_for_backward(inputs[1], inputs[2], inputs[3])
+
+
+def _fractional_backward_grad(ctx, ddx):
+    am, samples, x = ctx.saved_tensors
+    if am.dtype != torch.int64:
+        with torch.no_grad():
+            am = _fractional(x, samples, *ctx.geo, True)[1]
+    return (_gather(ddx, am),) + _NONE8 + (None,)
+
+
+_fractional_backward.register_autograd(_fractional_backward_grad, setup_context=_fractional_backward_setup)
+
+
+def fractional_max_pool(x, recipe, samples, return_indices):
+    y, am = _fractional(x, samples, *_flat(recipe), bool(return_indices))
+    return (y, am) if return_indices else y
+
+
+# ---- average pooling (sliding, adaptive, global) ------------------------------------------------------------------
+
+
+@_op("poolkit::avg_pool", mutates_args=())
+def _avg_pool(x: Tensor, builder: str, ints: list[int], lens: list[int], reals: list[float], text: str, flag: bool,
+              count_include_pad: bool, divisor_override: Optional[int]) -> Tensor:
+    g = _geometry(x, builder, ints, lens, reals, text, flag)
+    return _engine.avg_pool(TORCH, g, x, count_include_pad, divisor_override)
+
+
+@_fake_refusing_eagerly(_avg_pool)
+def _(x, builder, ints, lens, reals, text, flag, count_include_pad, divisor_override):
+    return _fake_out(_geometry(x, builder, ints, lens, reals, text, flag), x)
+
+
+@_op("poolkit::avg_pool_backward", mutates_args=())
+def _avg_pool_backward(dy: Tensor, x: Tensor, builder: str, ints: list[int], lens: list[int], reals: list[float],
+                       text: str, flag: bool, count_include_pad: bool, divisor_override: Optional[int]) -> Tensor:
+    """x gives the shape and layout of the gradient; not read."""
+    g = _geometry(x, builder, ints, lens, reals, text, flag)
+    return _engine.avg_pool_backward(TORCH, g, dy, list(x.shape), is_channels_last(x), count_include_pad,
+                                     divisor_override)
+
+
+@_avg_pool_backward.register_fake
+def _(dy, x, *rest):
+    return _fake_grad_input(dy, x)
+
+
+def _avg_pool_setup(ctx, inputs, output):
+    ctx.rest = inputs[1:]
+    ctx.save_for_backward(inputs[0])
+
+
+def _avg_pool_grad(ctx, dy):
+    (x,) = ctx.saved_tensors
+    return (_avg_pool_backward(dy, x, *ctx.rest),) + _NONE8
+
+
+_avg_pool.register_autograd(_avg_pool_grad, setup_context=_avg_pool_setup)
+
+
+def _avg_pool_backward_setup(ctx, inputs, output):
+    ctx.rest = inputs[2:]
+
+
+def _avg_pool_backward_grad(ctx, ddx):
+    return (_avg_pool(ddx, *ctx.rest), None) + _NONE8  # the backward is linear in dy: its adjoint is the forward
+
+
+_avg_pool_backward.register_autograd(_avg_pool_backward_grad, setup_context=_avg_pool_backward_setup)
+
+
+def avg_pool(x, recipe, count_include_pad, divisor_override):
+    div = None if divisor_override is None else int(divisor_override)
+    return _avg_pool(x, *_flat(recipe), bool(count_include_pad), div)
+
+
+# ---- pools whose backward reads the input: Lp, stochastic -------------------------------------------------------
+
+
+@_op("poolkit::lp_pool", mutates_args=())
+def _lp_pool(x: Tensor, builder: str, ints: list[int], lens: list[int], reals: list[float], text: str, flag: bool,
+             norm_type: float, convention: str) -> Tensor:
+    g = _geometry(x, builder, ints, lens, reals, text, flag)
+    return _engine.lp_pool(TORCH, g, x, norm_type, convention)
+
+
+@_fake_refusing_eagerly(_lp_pool)
+def _(x, builder, ints, lens, reals, text, flag, norm_type, convention):
+    return _fake_out(_geometry(x, builder, ints, lens, reals, text, flag), x)
+
+
+@_op("poolkit::lp_pool_backward", mutates_args=())
+def _lp_pool_backward(dy: Tensor, x: Tensor, builder: str, ints: list[int], lens: list[int], reals: list[float],
+                      text: str, flag: bool, norm_type: float, convention: str) -> Tensor:
+    g = _geometry(x, builder, ints, lens, reals, text, flag)
+    return _engine.lp_pool_backward(TORCH, g, dy, x, norm_type, convention)
+
+
+@_lp_pool_backward.register_fake
+def _(dy, x, *rest):
+    return _fake_grad_input(dy, x)
+
+
+def _save_input_setup(ctx, inputs, output):
+    ctx.rest = inputs[1:]
+    ctx.save_for_backward(inputs[0])
+
+
+def _lp_pool_grad(ctx, dy):
+    (x,) = ctx.saved_tensors
+    return (_lp_pool_backward(dy, x, *ctx.rest),) + _NONE8
+
+
+_lp_pool.register_autograd(_lp_pool_grad, setup_context=_save_input_setup)
+
+
+def _lp_backward_as_avg(dy, x, geo, p, convention):
+    """lp_pool_backward written with poolkit's average pooling (both directions twice differentiable), for its
+    derivatives: with S = c * avg(u(x)) the pooled power (torch: u = x^p, c = K the kernel's cell count, avg counting
+    padding; onnx: u = |x|^p, c = 1, avg dividing by 1), dx = u'(x) * c * avg_backward(dy / p * S^(1/p - 1)), no
+    gradient where S = 0."""
+    if convention == "onnx":
+        u, du, c, avg = x.abs() ** p, p * x.abs() ** (p - 1) * x.sign(), 1, (True, 1)
+    else:
+        u, du, c, avg = x ** p, p * x ** (p - 1), _geometry(x, *geo).window_cells(), (True, None)
+    s = c * _avg_pool(u, *geo, *avg)
+    nonzero = s != 0
+    f = torch.where(nonzero, dy / p * torch.where(nonzero, s, 1) ** (1 / p - 1), 0)
+    return du * (c * _avg_pool_backward(f, x, *geo, *avg))
+
+
+def _lp_pool_backward_setup(ctx, inputs, output):
+    ctx.geo, (ctx.p, ctx.convention) = inputs[2:8], inputs[8:]
+    ctx.save_for_backward(inputs[0], inputs[1])
+
+
+def _lp_pool_backward_grad(ctx, ddx):
+    dy, x = ctx.saved_tensors
+    with torch.enable_grad():
+        dy_, x_ = dy.detach().requires_grad_(True), x.detach().requires_grad_(True)
+        dx = _lp_backward_as_avg(dy_, x_, ctx.geo, ctx.p, ctx.convention)
+        ddy, dxx = torch.autograd.grad(dx, (dy_, x_), ddx)
+    return (ddy, dxx) + _NONE8
+
+
+_lp_pool_backward.register_autograd(_lp_pool_backward_grad, setup_context=_lp_pool_backward_setup)
+
+
+def lp_pool(x, recipe, norm_type, convention):
+    return _lp_pool(x, *_flat(recipe), float(norm_type), str(convention))
+
+
+@_op("poolkit::stochastic_pool", mutates_args=())
+def _stochastic(x: Tensor, builder: str, ints: list[int], lens: list[int], reals: list[float], text: str,
+                flag: bool, training: bool, seed: int) -> Tensor:
+    g = _geometry(x, builder, ints, lens, reals, text, flag)
+    return _engine.stochastic_pool(TORCH, g, x, training, seed)
+
+
+@_fake_refusing_eagerly(_stochastic)
+def _(x, builder, ints, lens, reals, text, flag, training, seed):
+    return _fake_out(_geometry(x, builder, ints, lens, reals, text, flag), x)
+
+
+@_op("poolkit::stochastic_pool_backward", mutates_args=())
+def _stochastic_backward(dy: Tensor, x: Tensor, builder: str, ints: list[int], lens: list[int], reals: list[float],
+                         text: str, flag: bool, training: bool, seed: int) -> Tensor:
+    g = _geometry(x, builder, ints, lens, reals, text, flag)
+    return _engine.stochastic_pool_backward(TORCH, g, dy, x, training, seed)
+
+
+@_stochastic_backward.register_fake
+def _(dy, x, *rest):
+    return _fake_grad_input(dy, x)
+
+
+def _stochastic_grad(ctx, dy):
+    (x,) = ctx.saved_tensors
+    return (_stochastic_backward(dy, x, *ctx.rest),) + _NONE8
+
+
+_stochastic.register_autograd(_stochastic_grad, setup_context=_save_input_setup)
+
+
+def stochastic_pool(x, recipe, training, seed):
+    return _stochastic(x, *_flat(recipe), bool(training), int(seed))
+
+
+# ---- mixed pooling: lambda_ is a 0-d tensor, differentiable -------------------------------------------------------
+
+
+@_op("poolkit::mixed_pool", mutates_args=())
+def _mixed(x: Tensor, lambda_: Tensor, builder: str, ints: list[int], lens: list[int], reals: list[float], text: str,
+           flag: bool, count_include_pad: bool, divisor_override: Optional[int]) -> Tensor:
+    g = _geometry(x, builder, ints, lens, reals, text, flag)
+    return _engine.mixed_pool(TORCH, g, x, float(lambda_), count_include_pad, divisor_override)
+
+
+@_fake_refusing_eagerly(_mixed)
+def _(x, lambda_, builder, ints, lens, reals, text, flag, count_include_pad, divisor_override):
+    return _fake_out(_geometry(x, builder, ints, lens, reals, text, flag), x)
+
+
+@_op("poolkit::mixed_pool_backward", mutates_args=())
+def _mixed_backward(dy: Tensor, x: Tensor, lambda_: Tensor, builder: str, ints: list[int], lens: list[int],
+                    reals: list[float], text: str, flag: bool, count_include_pad: bool,
+                    divisor_override: Optional[int]) -> tuple[Tensor, Tensor]:
+    g = _geometry(x, builder, ints, lens, reals, text, flag)
+    dx, dl = _engine.mixed_pool_backward(TORCH, g, dy, x, float(lambda_), count_include_pad, divisor_override)
+    return dx, torch.tensor(dl, dtype=lambda_.dtype)
+
+
+@_mixed_backward.register_fake
+def _(dy, x, lambda_, *rest):
+    return _fake_grad_input(dy, x), torch.empty((), dtype=lambda_.dtype)
+
+
+def _mixed_setup(ctx, inputs, output):
+    ctx.rest = inputs[2:]
+    ctx.save_for_backward(inputs[0], inputs[1])
+
+
+def _mixed_grad(ctx, dy):
+    x, lam = ctx.saved_tensors
+    dx, dl = _mixed_backward(dy, x, lam, *ctx.rest)
+    return (dx, dl) + _NONE8
+
+
+_mixed.register_autograd(_mixed_grad, setup_context=_mixed_setup)
+
+
+def mixed_pool(x, lambda_, recipe, count_include_pad, divisor_override):
+    lam = lambda_ if isinstance(lambda_, Tensor) else torch.tensor(float(lambda_), dtype=torch.float64)
+    div = None if divisor_override is None else int(divisor_override)
+    return _mixed(x, lam, *_flat(recipe), bool(count_include_pad), div)
+
+
+# ---- max unpooling ------------------------------------------------------------------------------------------------
+
+
+@_op("poolkit::max_unpool", mutates_args=())
+def _max_unpool(x: Tensor, indices: Tensor, kernel_size: list[int], stride: list[int], padding: list[int],
+                output_size: Optional[list[int]]) -> Tensor:
+    return _engine.max_unpool(TORCH, x, indices, unpool_size(x, kernel_size, stride, padding, output_size))
+
+
+@_fake_refusing_eagerly(_max_unpool)
+def _(x, indices, kernel_size, stride, padding, output_size):
+    out = unpool_size(x, [int(v) for v in kernel_size], [int(v) for v in stride], [int(v) for v in padding],
+                      None if output_size is None else [int(v) for v in output_size])
+    return _fake_empty(list(x.shape[:2]) + list(out), x.dtype, is_channels_last(x))
+
+
+@_op("poolkit::max_unpool_backward", mutates_args=())
+def _max_unpool_backward(dy: Tensor, indices: Tensor) -> Tensor:
+    return _engine.max_unpool_backward(TORCH, dy, indices)
+
+
+@_max_unpool_backward.register_fake
+def _(dy, indices):
+    return _fake_empty(indices.shape, dy.dtype, is_channels_last(dy))
+
+
+def _unpool_setup(ctx, inputs, output):
+    ctx.save_for_backward(inputs[1])
+
+
+def _unpool_grad(ctx, dy):
+    (idx,) = ctx.saved_tensors
+    return _max_unpool_backward(dy, idx), None, None, None, None, None
+
+
+_max_unpool.register_autograd(_unpool_grad, setup_context=_unpool_setup)
+
+
+def _unpool_backward_setup(ctx, inputs, output):
+    ctx.save_for_backward(inputs[1], inputs[0])
+
+
+def _unpool_backward_grad(ctx, ddx):
+    idx, dy = ctx.saved_tensors
+    return _scatter(ddx, idx, dy), None
+
+
+_max_unpool_backward.register_autograd(_unpool_backward_grad, setup_context=_unpool_backward_setup)
+
+
+max_unpool = _max_unpool

@@ -1,0 +1,58 @@
+"""poolkit.torch.nn.convert on torchvision models (random weights): every torch.nn pooling module replaced, and a
+training step (eager and under torch.compile) gives the unconverted model's loss and gradients, bit for bit."""
+import copy
+
+import pytest
+import torch
+import torchvision
+
+import poolkit.torch.nn as pnn
+
+POOLS = tuple(getattr(torch.nn, n) for n in pnn._CONVERTIBLE if hasattr(torch.nn, n))
+
+
+def _step(model, x, target):
+    model.zero_grad()
+    torch.manual_seed(2)  # the same dropout masks
+    loss = torch.nn.functional.cross_entropy(model(x), target)
+    loss.backward()
+    return loss.detach(), [p.grad.clone() for p in model.parameters()]
+
+
+MODELS = {
+    "resnet50": lambda: torchvision.models.resnet50(num_classes=10),
+    "vgg11": lambda: torchvision.models.vgg11(num_classes=10),
+    "googlenet": lambda: torchvision.models.googlenet(num_classes=10, aux_logits=False, init_weights=True),
+}
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_training_step_same_bits(name):
+    torch.manual_seed(0)
+    model = MODELS[name]()
+    converted = pnn.convert(copy.deepcopy(model))
+    pooling = [m for m in model.modules() if isinstance(m, POOLS)]
+    replaced = [m for m in converted.modules() if type(m).__module__ == pnn.__name__]
+    assert pooling and len(replaced) == len(pooling)
+    assert not any(isinstance(m, POOLS) for m in converted.modules())
+    x = torch.randn(2, 3, 64, 64, generator=torch.Generator().manual_seed(1))
+    target = torch.tensor([3, 7])
+    loss0, grads0 = _step(model, x, target)
+    for run in (converted, torch.compile(converted, fullgraph=True, backend="aot_eager")):
+        loss, grads = _step(run, x, target)
+        assert torch.equal(loss, loss0)
+        assert all(torch.equal(a, b) for a, b in zip(grads, grads0))
+
+
+def test_convert_keeps_arguments():
+    model = torch.nn.Sequential(torch.nn.MaxPool2d(3, 2, 1, 2, ceil_mode=True), torch.nn.AvgPool1d(3, 1, 1, True, False),
+                                torch.nn.Sequential(torch.nn.LPPool2d(3, 2), torch.nn.AdaptiveMaxPool3d((2, None, 3))),
+                                torch.nn.FractionalMaxPool2d(2, output_ratio=(0.5, 0.5)), torch.nn.MaxUnpool2d(2, 1))
+    model.eval()
+    converted = pnn.convert(copy.deepcopy(model))
+    for old, new in zip(model.modules(), converted.modules()):
+        if isinstance(old, POOLS):
+            assert type(new).__name__ == type(old).__name__ and type(new).__module__ == pnn.__name__
+            assert all(getattr(old, a) == new._values[a] for a in new._args)
+            assert new.training is False
+    assert isinstance(pnn.convert(torch.nn.MaxPool1d(2)), pnn.MaxPool1d)

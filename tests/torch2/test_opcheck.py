@@ -1,0 +1,71 @@
+"""torch.library.opcheck on every registered poolkit operator (schema, fake kernel, autograd registration,
+AOT dispatch), channels-first and channels-last. Inputs of the backward operators require grad where poolkit
+gives a second derivative (not for stochastic and mixed pooling)."""
+import pytest
+import torch
+
+import poolkit.torch  # noqa: F401  (registers the operators)
+from poolkit._params import GLOBAL_RECIPE, adaptive_recipe, fractional_recipe, window_recipe
+from poolkit.torch._ops import _flat
+
+from cases import inputs
+
+OPS = torch.ops.poolkit
+
+
+def _x(layout, r=2, dtype=torch.float64):
+    return inputs(r, dtype)[layout].clone().requires_grad_(True)
+
+
+def _samples():
+    return torch.rand(2, 3, 2, dtype=torch.float64, generator=torch.Generator().manual_seed(1))
+
+
+def _calls(layout):
+    x = _x(layout)
+    win = _flat(window_recipe(2, 3, 2, 1, 1, True))
+    keras = _flat(window_recipe(2, 2, None, "same", 1, False))
+    frac = _flat(fractional_recipe(2, None, (0.5, 0.6), [7, 6], False))
+    dy = torch.randn(2, 3, 4, 4, dtype=torch.float64)
+    dy_grad = dy.clone().requires_grad_(True)  # for the backward operators that are differentiable again
+    am = OPS.max_pool(x.detach(), *win, False)[1]
+    y, idx = OPS.max_pool(x.detach(), *_flat(window_recipe(2, 2, 2, 0, 1, False)), True)
+    lam = torch.tensor(0.3, dtype=torch.float64, requires_grad=True)
+    return [
+        (OPS.max_pool, (x, *win, False)),
+        (OPS.max_pool, (x, *_flat(adaptive_recipe(3, [7, 6])), True)),
+        (OPS.max_pool, (x, *_flat(GLOBAL_RECIPE), False)),
+        (OPS.max_pool_backward, (dy_grad, am, x.detach(), *win)),
+        (OPS.avg_pool, (x, *win, True, None)),
+        (OPS.avg_pool, (x, *keras, False, 3)),
+        (OPS.avg_pool_backward, (dy_grad, x.detach(), *win, False, None)),
+        (OPS.lp_pool, (x, *win, 2.0, "torch")),
+        (OPS.lp_pool_backward, (dy_grad, x.detach().requires_grad_(True), *win, 3.0, "onnx")),
+        (OPS.lp_pool_backward, (dy_grad, x.detach().requires_grad_(True), *win, 2.0, "torch")),
+        (OPS.stochastic_pool, (x, *win, True, 5)),
+        (OPS.stochastic_pool_backward, (dy, x.detach(), *win, True, 5)),
+        (OPS.mixed_pool, (x, lam, *win, True, None)),
+        (OPS.mixed_pool_backward, (dy, x.detach(), lam.detach(), *win, True, None)),
+        (OPS.fractional_max_pool, (x, _samples(), *frac, True)),
+        (OPS.fractional_max_pool_backward,
+         (torch.randn(2, 3, 3, 3, dtype=torch.float64, requires_grad=True), OPS.fractional_max_pool(x.detach(), _samples(), *frac, False)[1],
+          _samples(), x.detach(), *frac)),
+        (OPS.max_unpool, (y.detach().requires_grad_(True), idx, [2], [2], [0], None)),
+        (OPS.max_unpool, (y.detach(), idx, [2], [2], [0], [7, 6])),
+        (OPS.max_unpool_backward, (torch.randn(2, 3, 6, 6, dtype=torch.float64, requires_grad=True), idx)),
+    ]
+
+
+CALLS = [(layout, i) for layout in ("channels_first", "channels_last") for i in range(len(_calls(layout)))]
+
+
+@pytest.mark.parametrize("layout, i", CALLS)
+def test_opcheck(layout, i):
+    op, args = _calls(layout)[i]
+    torch.library.opcheck(op, args)
+
+
+def test_every_operator_is_checked():
+    names = {str(op).split(".")[-1] for op, _ in _calls("channels_first")}
+    registered = {n for n in dir(OPS) if not n.startswith("_") and isinstance(getattr(OPS, n), torch._ops.OpOverloadPacket)}
+    assert registered == names
