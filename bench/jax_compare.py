@@ -27,6 +27,7 @@ import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 from jax import lax  # noqa: E402
+import charts  # noqa: E402  (bench/charts.py, beside this script)
 
 import poolkit.jax as pj  # noqa: E402
 
@@ -213,6 +214,9 @@ def main():
                 "poolkit of copy |\n|---|---|---|---|---|---|---|---|\n")
         for name, layout, label, what, tp, tm, frac in rows:
             f.write(f"| {name} | {layout} | {label} | {what} | {tp:.2f} | {tm:.2f} | {tp / tm:.2f}x | {frac:.2f} |\n")
+        stem_name = os.path.basename(os.path.splitext(a.out)[0])
+        f.write(f"\nCharts: `{stem_name}-speedup.png` (poolkit's speed-up per row, log scale) and "
+                f"`{stem_name}-limit.png` (fraction of copy), drawn by bench/charts.py.\n")
         f.write("\nPeers: gap = `jnp.mean` over the spatial axes; adaptive = Keras' JAX `adaptive_average_pool`.\n\n")
         f.write("Per-call cost of one jitted call on a (1, 4, 4, 1) input, max 2x2 (mean of 2000 calls, median of "
                 f"{max(a.reps, 5)}): " + ", ".join(f"{k} {v:.1f} us" for k, v in ovh.items()) +
@@ -220,7 +224,19 @@ def main():
         f.write(keras_step.__doc__.replace("\n   ", "") + " Median ms: " +
                 ", ".join(f"{k} {v:.1f}" for k, v in step.items()) +
                 f"; poolkit.keras {step['keras.layers'] / step['poolkit.keras']:.2f}x.\n")
-    print("wrote", a.out)
+    # The two charts of bench/charts.py beside the table (the peer's bytes are poolkit's: the same work).
+    chart_rows = [(name, layout, label, what, {"lax.reduce_window": (tp / 1e3, frac * copy_bw * tm / 1e3),
+                                               "poolkit": (tm / 1e3, frac * copy_bw * tm / 1e3)})
+                  for name, layout, label, what, tp, tm, frac in rows]
+    stem = os.path.splitext(a.out)[0]
+    machine = f"{platform.machine()}, {os.cpu_count()} CPUs"
+    charts.speedup_chart(chart_rows, stem + "-speedup.png",
+                         f"poolkit.jax vs lax.reduce_window (jax {jax.__version__}, CPU): speed-up per row\n"
+                         f"{machine}; `{cmd}`")
+    charts.limit_chart(chart_rows, stem + "-limit.png",
+                       f"Fraction of a plain copy's bandwidth ({copy_bw / 1e9:.1f} GB/s) per row\n{machine}; `{cmd}`",
+                       copy_bw)
+    print("wrote", a.out, "and its charts")
 
 
 if __name__ == "__main__":
