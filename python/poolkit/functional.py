@@ -10,7 +10,7 @@ import numpy as np
 from . import _core, _engine
 from ._layout import NUMPY, batched, from_data_format, is_channels_last, require_nonempty, to_data_format, unbatch
 from ._params import (build_geometry, check_avg_pool3d_input, check_convention, fractional_recipe, int_list,
-                      kernel_cells, output_size_list, spatial_size, sum_pool_dilation, unpool_pads, window_geometry)
+                      output_size_list, spatial_size, sum_pool_dilation, unpool_pads, window_geometry)
 from ._types import as_array, check_dtype
 
 __all__ = []

@@ -6,7 +6,7 @@ import torch
 from .._layout import batched, from_data_format, require_nonempty, to_data_format, unbatch
 from .._params import (GLOBAL_RECIPE, adaptive_recipe, check_avg_pool3d_input, check_convention, fractional_recipe,
                        int_list, kernel_cells, spatial_size, sum_pool_dilation, window_recipe)
-from ..functional import _avg_divisor, onnx_unpool
+from ..functional import _avg_divisor, _avg_include_default, onnx_unpool
 from . import _autograd
 
 # The operators: registered with torch.library where this PyTorch can (torch.compile, torch.export, double
