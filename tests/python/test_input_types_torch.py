@@ -26,7 +26,7 @@ def refused(call, *words):
 
 
 def test_bool_tensor(no_core):
-    refused(lambda: pt.max_pool2d(T > 0, 2), "input", "bool", "float32, float64, float16 or bfloat16")
+    refused(lambda: pt.max_pool2d(T > 0, 2), "input", "bool", "float32, float64, float16, bfloat16, uint8, int8, int16, int32 or int64")
 
 
 def test_bool_tensor_through_module(no_core):
@@ -41,8 +41,8 @@ def test_integer_tensor_for_lp_pooling(no_core):
     refused(lambda: pt.lp_pool2d(T.to(torch.int32), 2, 2), "input", "int32", "float32")
 
 
-def test_integer_tensor_for_fractional_max_pooling(no_core):
-    refused(lambda: pt.fractional_max_pool2d(T.to(torch.int64), 2, 4), "input", "int64", "float32")
+def test_integer_tensor_for_mixed_pooling(no_core):
+    refused(lambda: pt.mixed_pool2d(T.to(torch.int64), 2), "input", "int64", "float32")
 
 
 @pytest.mark.parametrize("value", [[[1.0, 2.0]], None, "abc"], ids=["list", "None", "str"])
