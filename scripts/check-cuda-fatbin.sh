@@ -19,7 +19,10 @@ if [[ -z "${1:-}" ]]; then
     -DPOOLKIT_SIMD_NATIVE_ONLY=ON -DPOOLKIT_BUILD_TESTS=OFF -DPOOLKIT_BUILD_TOOLS=OFF >/dev/null
   cmake --build "$build" -j"$(nproc)" --target poolkit_cuda
 fi
+# What the build asked for: CMake's own CMAKE_CUDA_ARCHITECTURES when given, else poolkit's default list.
 archs=$(sed -n 's/^CMAKE_CUDA_ARCHITECTURES:[A-Z]*=//p' "$build/CMakeCache.txt")
+[[ -z "$archs" ]] && archs=$(sed -n 's/^POOLKIT_CUDA_ARCHITECTURES:[A-Z]*=//p' "$build/CMakeCache.txt")
+[[ -n "$archs" ]] || { echo "check-cuda-fatbin: no CUDA architectures in $build/CMakeCache.txt" >&2; exit 1; }
 echo "check-cuda-fatbin: asked for $archs (from $build/CMakeCache.txt)"
 want_elf=() want_ptx=()
 for a in ${archs//;/ }; do
