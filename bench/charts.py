@@ -64,9 +64,9 @@ def _figure(rows, title, series):
     """A figure with a panel per layout; series(libs) gives the libraries drawn as bars in each row."""
     labels, layouts = _labels(rows), _layouts(rows)
     libs = series(_libraries(rows))
-    height = max(3.0, 0.16 * len(labels) * max(1, len(libs)) + 1.6)
+    height = max(4.0, 0.16 * len(labels) * max(1, len(libs)) + 2.8)
     fig, axes = plt.subplots(1, len(layouts), sharey=True, figsize=(6.5 * len(layouts) + 2.5, height), squeeze=False)
-    fig.suptitle(title, fontsize=11, x=0.01, ha="left")
+    fig.suptitle(title, fontsize=11, x=0.01, y=1 - 0.08 / height, ha="left", va="top")
     return fig, axes[0], labels, layouts, libs
 
 
@@ -105,7 +105,9 @@ def _legend(fig, axes):
             if n not in names:
                 handles.append(h)
                 names.append(n)
-    fig.legend(handles, names, loc="upper right", fontsize=9, ncol=min(4, len(names)), frameon=False)
+    # under the title (two lines), so that neither covers the other however narrow the figure
+    fig.legend(handles, names, loc="upper left", bbox_to_anchor=(0.01, 1 - 0.6 / fig.get_figheight()), fontsize=9,
+               ncol=min(6, len(names)), frameon=False)
 
 
 def speedup_chart(rows, path, title):
@@ -133,7 +135,7 @@ def speedup_chart(rows, path, title):
         ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
         ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}x"))
     _legend(fig, axes)
-    fig.tight_layout(rect=(0, 0, 1, 1 - 0.75 / fig.get_figheight()))
+    fig.tight_layout(rect=(0, 0, 1, 1 - 1.0 / fig.get_figheight()))
     fig.savefig(path, dpi=90)
     return fig
 
@@ -156,6 +158,6 @@ def limit_chart(rows, path, title, limit_bytes_per_s, limit_name="plain copy ban
         ax.set_xlabel(f"fraction of the limit (bytes moved / time / {limit_name});\nred line: at the limit",
                       fontsize=8)
     _legend(fig, axes)
-    fig.tight_layout(rect=(0, 0, 1, 1 - 0.75 / fig.get_figheight()))
+    fig.tight_layout(rect=(0, 0, 1, 1 - 1.0 / fig.get_figheight()))
     fig.savefig(path, dpi=90)
     return fig

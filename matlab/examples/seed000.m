@@ -26,6 +26,10 @@ end
 [~, Ic, info] = poolkit.maxpool(X, [2 2], o{:}, 'Indices', 'compact');
 dY = Y;
 Z = poolkit.maxunpool(Y, I, sz);
+% Bytes each call reads and writes (X, Y single; linear indices double, compact uint8), for the charts.
+nX = numel(X) * 4; nY = numel(Y) * 4; nI = numel(Y) * 8; nC = numel(Y);
+moved = [nX + nY, nX + nY + nI, nX + nY + nC, nX + nY, nY + nI + nX, nY + nC + nX, nY + nI + nX, nY + nC + nX, ...
+         nY + nX, nX + nI + nY, nX + nC + nY, nY, nX];
 % name, call, the `poolkit bench` row doing the same work in C++ ('' when it has none)
 rows = {
   'maxpool',                      @() poolkit.maxpool(X, [2 2], o{:}),                   'max-fwd';
@@ -57,6 +61,9 @@ function out = nth_out(n, f, varargin)
   outs = cell(1, n);
   [outs{:}] = f(varargin{:});
   out = outs{n};
+end
+function s = ifelse_text(c, other)
+  if isempty(c), s = other; else, s = c{1}; end
 end
 function Z = unpool_plain(Y, I, s)
   Z = zeros(s, 'single');
@@ -102,4 +109,31 @@ match = [1 2 4 5 9 10];  % the poolkit row doing the same job
 for k = 1:numel(tp)
   printf('%-30s %9.2f %10.1f\n', plain{k, 1}, tp(k), tp(k) / t(match(k)));
 end
+% The run as a table for bench/octave_charts.py (poolkit's speed-up over plain Octave, fraction of copy).
+tb_all = NaN(numel(t), 1); to_all = NaN(numel(t), 1);
+to_all(match) = tp;
+for k = 1:numel(t)
+  if ~isempty(rows{k, 3})
+    m = regexp(bench_out, ['nchw\s+' regexprep(rows{k, 3}, '\+', '\\+') '( float32)?\s+([0-9.]+)'], 'tokens', 'once');
+    if ~isempty(m), tb_all(k) = str2double(m{end}); end
+  end
+end
+% poolkit bench times a plain copy before each row: the fastest of them is the copy bandwidth least disturbed
+copies = regexp(bench_out, 'float32\s+[0-9.]+\s+[0-9.]+\s+([0-9.]+)', 'tokens');
+copy = {};
+if ~isempty(copies), copy = {sprintf('%.1f', max(cellfun(@(c) str2double(c{1}), copies)))}; end
+csv = fullfile(root, 'bench', 'RESULTS-octave-seed000.csv');
+f = fopen(csv, 'w');
+fprintf(f, '# seed000.m in Octave %s, median of %d; copy GB/s %s\n', version(), reps, ...
+        ifelse_text(copy, 'n/a'));
+fprintf(f, 'call,bytes,poolkit_mex_ms,plain_octave_ms,poolkit_bench_ms\n');
+for k = 1:numel(t) - 2  % (not the fresh-array rows)
+  fprintf(f, '%s,%d,%.4f,%.4f,%.4f\n', rows{k, 1}, moved(k), t(k), to_all(k), tb_all(k));
+end
+fclose(f);
+% The charts need a Python with matplotlib: POOLKIT_PYTHON, else python3 on PATH.
+py = getenv('POOLKIT_PYTHON');
+if isempty(py), py = 'python3'; end
+printf('\nwrote %s; charts: %s bench/octave_charts.py %s\n', csv, py, csv);
+system([py ' ' fullfile(root, 'bench', 'octave_charts.py') ' ' csv]);
 printf('\n%s bench --case seed --layout nchw\n%s', bench, bench_out);
