@@ -39,10 +39,12 @@ if [ -x build/release/tools/poolkit ]; then
     { echo "36-wheel: poolkit --version says '$(build/release/tools/poolkit --version)', the package $version" >&2; exit 1; }
 fi
 
-# The NumPy part of the suite, against the installed wheel: the test files that import no torch (nor the torch-based
-# oracle), less the README's example, which uses torch.
+# The NumPy part of the suite, against the installed wheel (numpy and pytest alone): the test files that import
+# neither torch (nor the torch-based oracle or test_onnx) nor onnx or matplotlib (bench/charts.py), less the README's
+# example, which uses torch.
 cd tests/python
-numpy_tests=$(grep -L -E '^\s*(import|from) (torch|oracle)|poolkit\.torch' test_*.py | grep -v '^test_readme_example.py$')
+numpy_tests=$(grep -L -E '^\s*(import|from) (torch|oracle|test_onnx|onnx|charts)\b|poolkit\.torch' test_*.py |
+              grep -v '^test_readme_example.py$')
 echo "36-wheel: running" $numpy_tests
 run python -m pytest -q -p no:cacheprovider $numpy_tests
 run python -c 'import poolkit, sys; assert poolkit.__file__.startswith(sys.prefix), poolkit.__file__'
