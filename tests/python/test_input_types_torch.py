@@ -6,23 +6,9 @@ import torch
 
 import poolkit.torch as pt
 import poolkit.torch.nn as pnn
-from poolkit import _engine
+from test_input_types import no_core, refused  # noqa: F401  (no_core: a fixture)
 
 T = torch.randn(1, 2, 6, 6)
-
-
-@pytest.fixture
-def no_core(monkeypatch):
-    """The operators' C++ entry points made unreachable: a refusal that got that far fails with another error."""
-    monkeypatch.setattr(_engine, "_core", None)
-
-
-def refused(call, *words):
-    with pytest.raises(TypeError) as info:
-        call()
-    msg = str(info.value)
-    for w in words:
-        assert w in msg, f"{w!r} not in {msg!r}"
 
 
 def test_bool_tensor(no_core):
