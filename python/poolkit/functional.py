@@ -10,7 +10,7 @@ import numpy as np
 from . import _core, _engine
 from ._layout import NUMPY, batched, from_data_format, is_channels_last, require_nonempty, to_data_format, unbatch
 from ._params import (build_geometry, check_avg_pool3d_input, check_convention, fractional_recipe, int_list,
-                      output_size_list, spatial_size, sum_pool_dilation, unpool_pads, window_geometry)
+                      kernel_cells, output_size_list, spatial_size, sum_pool_dilation, unpool_pads, window_geometry)
 from ._types import as_array, check_dtype
 
 __all__ = []
@@ -75,7 +75,7 @@ def _avg_include_default(count_include_pad, padding):
     return not (isinstance(padding, (tuple, list)) and any(isinstance(e, (tuple, list)) for e in padding))
 
 
-def _avg_divisor(cells, padding, count_include_pad, divisor_override, convention):
+def _avg_divisor(kernel_size, rank, padding, count_include_pad, divisor_override, convention):
     """(count_include_pad, divisor_override) for the core. convention='onnx': count_include_pad defaults to False,
     and True divides every window by all its taps, those past the end of the padding in ceil_mode included (ONNX's
     reference pads the input out to the last window with zeros and averages them all; ONNX Runtime agrees), where
@@ -85,7 +85,7 @@ def _avg_divisor(cells, padding, count_include_pad, divisor_override, convention
     if divisor_override is not None:
         raise ValueError("poolkit: divisor_override: ONNX's AveragePool has none; it needs convention='torch'")
     if count_include_pad:
-        return True, cells  # (cells: the kernel's taps)
+        return True, kernel_cells(kernel_size, rank)  # every tap of the kernel
     return False, None
 
 
@@ -125,7 +125,7 @@ def _make_avg_pool(r):
         if r == 3 and convention == "torch":
             check_avg_pool3d_input(a.x, kernel_size)
         g = window_geometry(a.x, kernel_size, stride, padding, d, ceil_mode)
-        return a, g, _avg_divisor(g.window_cells(), padding, count_include_pad, divisor_override, convention)
+        return a, g, _avg_divisor(kernel_size, r, padding, count_include_pad, divisor_override, convention)
 
     def impl(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, dilation,
              convention, data_format):

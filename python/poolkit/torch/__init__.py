@@ -5,7 +5,7 @@ import torch
 
 from .._layout import batched, from_data_format, require_nonempty, to_data_format, unbatch
 from .._params import (GLOBAL_RECIPE, adaptive_recipe, check_avg_pool3d_input, check_convention, fractional_recipe,
-                       int_list, kernel_cells, spatial_size, sum_pool_dilation, window_recipe)
+                       int_list, spatial_size, sum_pool_dilation, window_recipe)
 from ..functional import _avg_divisor, _avg_include_default, onnx_unpool
 from . import _autograd
 
@@ -87,8 +87,7 @@ def _make(r):
         if r == 3 and convention == "torch":
             check_avg_pool3d_input(a.x, kernel_size)
         g = window_recipe(r, kernel_size, stride, padding, d, ceil_mode)
-        cip, div = _avg_divisor(kernel_cells(kernel_size, r), padding, count_include_pad, divisor_override,
-                                convention)
+        cip, div = _avg_divisor(kernel_size, r, padding, count_include_pad, divisor_override, convention)
         return a.out(A.avg_pool(a.x, g, cip, div))
 
     if r == 1:
