@@ -1,7 +1,8 @@
 // The global average of packed channels-first planes (plane_average.hpp). A k x k tile (k planes, k cells of
 // each) is loaded as k rows and transposed in registers: column j then holds cell c + j of the k planes, added
-// to the planes' sums in cell order. No copy of the planes through a block in memory. Four groups of k planes
-// go side by side, so that four chains of additions overlap.
+// to the planes' sums in cell order. No copy of the planes through a block in memory. On x86 with 256-bit
+// vectors two tiles go side by side in a vector's two 128-bit blocks, and four groups of tiles side by side,
+// so that four chains of additions overlap. Also the global average of channels-last images (last_average).
 #include "plane_average.hpp"
 #include "prefetch.hpp"
 

@@ -1,6 +1,6 @@
 #pragma once
 // Average forward of small channels-first planes, summed in the reference's order (from +0, tap by tap): global
-// pooling of planes whose cells lie back to back, k planes side by side in the lanes of 128-bit vectors
+// pooling of planes whose cells lie back to back, k planes side by side in each 128-bit block of the vectors
 // (PlaneAverageJob), the outputs of a channels-last block of planes (BlockAverageJob), and global pooling of
 // channels-last images (LastAverageJob).
 #include "common.hpp"
@@ -30,7 +30,7 @@ void block_average_f32(const BlockAverageJob& j);
 void block_average_f64(const BlockAverageJob& j);
 
 // Global average of channels-last cells: y[c] = the sum from +0 of x[cell * cell_step + c] over cells [0, cells)
-// in order, divided by divisor, for c in [0, channels <= kLastChunk). The cells are read in memory order and the
+// in order, divided by divisor, for c in [0, channels); channels * element size <= kLastChunkBytes. The cells are read in memory order and the
 // sums kept in the cache (a vector of sums per tap chain had read every cell's channels as a stream of its own).
 constexpr int64_t kLastChunkBytes = 16384;
 struct LastAverageJob {
