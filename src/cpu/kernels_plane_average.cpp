@@ -1,10 +1,9 @@
 // The global average of packed channels-first planes (plane_average.hpp). A k x k tile (k planes, k cells of
 // each) is loaded as k rows and transposed in registers: column j then holds cell c + j of the k planes, added
-// to the planes' sums in cell order. No copy of the planes through a block in memory. On x86 with 256-bit
-// vectors two tiles go side by side in a vector's two 128-bit blocks, and four groups of tiles side by side,
-// so that four chains of additions overlap. Also the global average of channels-last images (last_average).
+// to the planes' sums in cell order. No copy of the planes through a block in memory. Four groups of k planes
+// go side by side, so that four chains of additions overlap. Also the global average of channels-last
+// images (last_average).
 #include "plane_average.hpp"
-#include "prefetch.hpp"
 
 #include <algorithm>
 
@@ -19,57 +18,36 @@ HWY_BEFORE_NAMESPACE();
 namespace poolkit::cpu::HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
-// Planes [from, planes) one at a time.
 template <class T>
-void planes_one_by_one(const PlaneAverageJob& j, int64_t from) {
-  for (int64_t p = from; p < j.planes; ++p) {
+void plane_average(const PlaneAverageJob& j) {
+#if HWY_TARGET == HWY_SCALAR
+  for (int64_t p = 0; p < j.planes; ++p) {
     const T* x = static_cast<const T*>(j.x) + p * j.x_plane;
     T sum = T(0);
     for (int64_t c = 0; c < j.cells; ++c) sum += x[c];
     static_cast<T*>(j.y)[p * j.y_plane] = sum / T(j.divisor);
   }
-}
-
-template <class T>
-void plane_average(const PlaneAverageJob& j) {
-#if HWY_TARGET == HWY_SCALAR
-  planes_one_by_one<T>(j, 0);
-#else
-#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
-  const hn::Full256<T> d;  // two tiles side by side: twice the planes per shuffle and add
 #else
   const hn::Full128<T> d;
-#endif
-  const hn::Full128<T> d1;  // one block
   using V = hn::Vec<decltype(d)>;
-  constexpr int64_t k = int64_t(hn::MaxLanes(d1)), B = int64_t(hn::MaxLanes(d)) / k, P = k * B, G = 4;
+  constexpr int64_t k = int64_t(hn::MaxLanes(d)), G = 4;
   const T* x = static_cast<const T*>(j.x);
   T* y = static_cast<T*>(j.y);
   const V div = hn::Set(d, T(j.divisor));
   const int64_t cells = j.cells, last = cells - k;  // the last tile starts at `last` (it may overlap the one before)
-  const int64_t xp = j.x_plane, whole = j.planes / (G * P) * (G * P);
-  for (int64_t p0 = 0; p0 < whole; p0 += G * P) {
-    // the planes two groups ahead: a tile reads from G * P lines at once, too many streams for the hardware
-    // prefetcher to run ahead of
-    for (int64_t q = p0 + 2 * G * P; q < std::min(p0 + 3 * G * P, j.planes); ++q) {
-      const uintptr_t a = reinterpret_cast<uintptr_t>(x + q * xp);
-      for (uintptr_t b = a & ~uintptr_t(63); b < a + uintptr_t(cells) * sizeof(T); b += 64)
-        prefetch(reinterpret_cast<const void*>(b));
-    }
+  for (int64_t p0 = 0; p0 < j.planes; p0 += G * k) {
+    const T* row[G][k];  // planes past the end repeat the last one (their sums are not stored)
+    for (int64_t g = 0; g < G; ++g)
+      for (int64_t i = 0; i < k; ++i) row[g][i] = x + std::min(p0 + g * k + i, j.planes - 1) * j.x_plane;
     V sum[G];
     for (int64_t g = 0; g < G; ++g) sum[g] = hn::Zero(d);
-    // cells [c, c + k) of every group, their columns from `from` on added in order; plane b * k + i of a group
-    // is block b of row i
+    // cells [c, c + k) of every group, their columns from `from` on added in order
     auto tile = [&](int64_t c, int64_t from) HWY_ATTR {
 #pragma GCC unroll 4
       for (int64_t g = 0; g < G; ++g) {
-        const T* at = x + (p0 + g * P) * xp + c;
         V r[k];
 #pragma GCC unroll 16
-        for (int64_t i = 0; i < k; ++i) {
-          if constexpr (B == 1) r[i] = hn::LoadU(d, at + i * xp);
-          else r[i] = hn::Combine(d, hn::LoadU(d1, at + (k + i) * xp), hn::LoadU(d1, at + i * xp));
-        }
+        for (int64_t i = 0; i < k; ++i) r[i] = hn::LoadU(d, row[g][i] + c);
         transpose_tile(d, r);
 #pragma GCC unroll 16
         for (int64_t i = 0; i < k; ++i)
@@ -80,18 +58,18 @@ void plane_average(const PlaneAverageJob& j) {
     for (; c <= last; c += k) tile(c, 0);
     if (c < cells) tile(last, c - last);
     for (int64_t g = 0; g < G; ++g) {
+      const int64_t q0 = p0 + g * k, n = std::min(k, j.planes - q0);
+      if (n <= 0) break;
       const V q = hn::Div(sum[g], div);
-      const int64_t q0 = p0 + g * P;
-      if (j.y_plane == 1) {
+      if (j.y_plane == 1 && n == k) {
         hn::StoreU(q, d, y + q0);
       } else {
-        alignas(32) T lane[P];
+        alignas(16) T lane[k];
         hn::Store(q, d, lane);
-        for (int64_t i = 0; i < P; ++i) y[(q0 + i) * j.y_plane] = lane[i];
+        for (int64_t i = 0; i < n; ++i) y[(q0 + i) * j.y_plane] = lane[i];
       }
     }
   }
-  planes_one_by_one<T>(j, whole);  // (the callers' chunks are whole groups but for the last)
 #endif
 }
 
@@ -161,7 +139,7 @@ bool plane_average_forward(const View5& x, const View5& y, DType dt, int64_t N, 
       !cells_in_a_row(x, T, H, W) || ystep < 1)
     return false;
   auto kernel = dt == DType::f32 ? plane_average_f32 : plane_average_f64;
-  const int64_t chunk = (16384 / cells + 31) / 32 * 32, chunks = (planes + chunk - 1) / chunk;
+  const int64_t chunk = (16384 / cells + 15) / 16 * 16, chunks = (planes + chunk - 1) / chunk;
   return parallel_for(chunks, work, [&](int64_t i) {
     PlaneAverageJob j;
     const int64_t p0 = i * chunk;

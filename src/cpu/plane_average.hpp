@@ -1,6 +1,6 @@
 #pragma once
 // Average forward of small channels-first planes, summed in the reference's order (from +0, tap by tap): global
-// pooling of planes whose cells lie back to back, k planes side by side in each 128-bit block of the vectors
+// pooling of planes whose cells lie back to back, k planes side by side in the lanes of 128-bit vectors
 // (PlaneAverageJob), the outputs of a channels-last block of planes (BlockAverageJob), and global pooling of
 // channels-last images (LastAverageJob).
 #include "common.hpp"

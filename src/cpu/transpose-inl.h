@@ -1,5 +1,5 @@
-// Transposes k x k tiles in registers, one in each 128-bit block of the vectors (k = a block's lanes): included
-// by the Highway files that need it, once per target.
+// Transposes k x k tiles of 128-bit vectors in registers (k = the vector's lanes): included by the Highway
+// files that need it, once per target.
 #if defined(POOLKIT_CPU_TRANSPOSE_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef POOLKIT_CPU_TRANSPOSE_INL_H_
 #undef POOLKIT_CPU_TRANSPOSE_INL_H_
@@ -15,11 +15,11 @@ namespace hn = hwy::HWY_NAMESPACE;
 
 #if HWY_TARGET != HWY_SCALAR
 // Rows r[0..k) of a k x k tile become its columns: afterwards r[j] holds lane j of every row before, in row
-// order, in each 128-bit block on its own (InterleaveLower/Upper stay within blocks). Each round interleaves row j with row j + k / 2 into rows 2j and 2j + 1, which rotates the bits of
+// order. Each round interleaves row j with row j + k / 2 into rows 2j and 2j + 1, which rotates the bits of
 // (row, column) left by one: log2(k) rounds swap row and column.
 template <class D, class V>
 HWY_INLINE void transpose_tile(D d, V* r) {
-  constexpr int64_t k = 16 / int64_t(sizeof(hn::TFromD<D>));
+  constexpr int64_t k = int64_t(hn::MaxLanes(d));
   for (int64_t round = 1; round < k; round *= 2) {
     V t[k];
 #pragma GCC unroll 16
