@@ -3,9 +3,9 @@
 
 1. A training step (zero_grad, forward, cross-entropy, backward, SGD step) of torchvision's ResNet-50 and VGG-11
    (random weights) and a small 3-D CNN (cnn3d below), in eager mode and under torch.compile (inductor), with
-   torch.nn's pooling modules (unconverted) and with poolkit's (`poolkit.torch.nn.convert(model)`; where that is
-   missing, this script's own swap of the same modules, and it says so). The four variants of a model are timed
-   in alternation (one step each, round after round), median per variant. The pooling share of the eager step
+   torch.nn's pooling modules (unconverted) and with poolkit's (`poolkit.torch.nn.convert(model)`). The variants
+   of a model (--mode: eager, compiled or both) are timed in alternation (one step each, round after round), median
+   per variant; on a 2-core machine run each model and mode as its own command. The pooling share of the eager step
    comes from torch.profiler: the CPU time under events whose name says "pool" (forward modules are wrapped in a
    record_function named "pool" for the profile only; backward nodes are named after their pooling function).
 2. The ResNet stem's ReLU -> 3x3 stride-2 max pool (32 x 64 x 112 x 112) under torch.compile: torch's pair (inductor
@@ -14,7 +14,7 @@
    the gradient is the same, only the index of an all-negative window differs), forward and training step.
 
     OMP_NUM_THREADS=2 PYTHONPATH=build/dev/python /work/venv-t2/bin/python bench/model_step.py [--batch 32] [--size 224] \\
-        [--threads 2] [--reps 5] [--models resnet50,vgg11,cnn3d] [--no-compile] [--no-stem]
+        [--threads 2] [--reps 5] [--models resnet50,vgg11,cnn3d] [--mode eager|compiled|both] [--no-stem]
 """
 import argparse
 import copy
@@ -27,57 +27,6 @@ import torch.nn.functional as F
 
 import poolkit.torch as P
 import poolkit.torch.nn as pnn
-
-
-def swap_pooling(model):
-    """torch.nn pooling modules -> poolkit's, in place (used only where poolkit.torch.nn.convert is missing)."""
-    def same(m, cls, names):
-        return cls(**{n: getattr(m, n) for n in names})
-    table = {
-        torch.nn.MaxPool2d: (pnn.MaxPool2d, ("kernel_size", "stride", "padding", "dilation", "return_indices",
-                                             "ceil_mode")),
-        torch.nn.MaxPool3d: (pnn.MaxPool3d, ("kernel_size", "stride", "padding", "dilation", "return_indices",
-                                             "ceil_mode")),
-        torch.nn.AvgPool2d: (pnn.AvgPool2d, ("kernel_size", "stride", "padding", "ceil_mode", "count_include_pad",
-                                             "divisor_override")),
-        torch.nn.AdaptiveAvgPool2d: (pnn.AdaptiveAvgPool2d, ("output_size",)),
-        torch.nn.AdaptiveAvgPool3d: (pnn.AdaptiveAvgPool3d, ("output_size",)),
-    }
-    for name, child in model.named_children():
-        if type(child) in table:
-            cls, names = table[type(child)]
-            setattr(model, name, same(child, cls, names))
-        else:
-            swap_pooling(child)
-    return model
-
-
-CONVERT = getattr(pnn, "convert", None)
-
-
-def traceable():
-    """Does torch.compile trace through poolkit.torch's calls? Where it does not (an error in dynamo), the calls
-    run as graph breaks (torch.compiler.disable), as a user would have to."""
-    try:
-        torch.compile(lambda t: P.max_pool2d(t, 2))(torch.randn(1, 1, 4, 4))
-        return True
-    except Exception:  # noqa: BLE001 (any failure of the trial compile)
-        return False
-
-
-TRACEABLE = None
-
-
-def opaque(fn):
-    return fn if TRACEABLE else torch.compiler.disable(fn)
-
-
-def convert(model):
-    model = CONVERT(model) if CONVERT is not None else swap_pooling(model)
-    for m in model.modules():
-        if type(m).__module__.startswith("poolkit"):
-            m.forward = opaque(m.forward)
-    return model
 
 
 class CNN3d(torch.nn.Module):
@@ -166,8 +115,7 @@ def alternate(variants, reps):
 def models_section(args):
     print(f"## Training step, batch {args.batch}, {args.size}x{args.size} (3-D CNN: 16 frames of "
           f"{args.size // 4}x{args.size // 4}), float32, {args.threads} threads, median of {args.reps} alternating steps")
-    print("poolkit modules from " + ("poolkit.torch.nn.convert" if CONVERT is not None else
-                                     "this script's swap_pooling (poolkit.torch.nn.convert is missing)"))
+    print("poolkit modules from poolkit.torch.nn.convert")
     print()
     print("| model | mode | torch.nn ms | poolkit ms | speed-up | pooling share (torch.nn / poolkit) |")
     print("|---|---|---|---|---|---|")
@@ -178,10 +126,12 @@ def models_section(args):
             x = x.contiguous(memory_format=torch.channels_last if x.dim() == 4 else torch.channels_last_3d)
             model = model.to(memory_format=torch.channels_last if x.dim() == 4 else torch.channels_last_3d)
         base = model
-        conv = convert(copy.deepcopy(model))
-        steps = {"eager torch.nn": step_fn(base, x, target), "eager poolkit": step_fn(conv, x, target)}
-        share = {k: pool_share(m, steps[k]) for k, m in (("eager torch.nn", base), ("eager poolkit", conv))}
-        if args.compile:
+        conv = pnn.convert(copy.deepcopy(model))
+        steps, share = {}, {}
+        if args.mode in ("eager", "both"):
+            steps = {"eager torch.nn": step_fn(base, x, target), "eager poolkit": step_fn(conv, x, target)}
+            share = {k: pool_share(m, steps[k]) for k, m in (("eager torch.nn", base), ("eager poolkit", conv))}
+        if args.mode in ("compiled", "both"):
             for k, m in (("compiled torch.nn", base), ("compiled poolkit", conv)):
                 t0 = time.perf_counter()
                 steps[k] = step_fn(torch.compile(m), x, target)
@@ -207,8 +157,8 @@ def stem_section(args):
     x = torch.randn(*shape)
     pairs = {
         "torch relu -> pool": lambda t: F.max_pool2d(F.relu(t), 3, 2, 1),
-        "poolkit relu -> pool": lambda t: opaque(P.max_pool2d)(F.relu(t), 3, 2, 1),
-        "poolkit pool -> relu": lambda t: F.relu(opaque(P.max_pool2d)(t, 3, 2, 1)),
+        "poolkit relu -> pool": lambda t: P.max_pool2d(F.relu(t), 3, 2, 1),
+        "poolkit pool -> relu": lambda t: F.relu(P.max_pool2d(t, 3, 2, 1)),
     }
     fwd, train = {}, {}
     xg = x.clone().requires_grad_()
@@ -244,7 +194,7 @@ def main():
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--models", default="resnet50,vgg11,cnn3d")
     ap.add_argument("--channels-last", action="store_true", help="models and inputs in channels-last memory format")
-    ap.add_argument("--no-compile", dest="compile", action="store_false")
+    ap.add_argument("--mode", choices=("eager", "compiled", "both"), default="both")
     ap.add_argument("--no-stem", dest="stem", action="store_false")
     ap.add_argument("--no-models", dest="run_models", action="store_false")
     args = ap.parse_args()
@@ -253,11 +203,7 @@ def main():
     torch.set_num_threads(args.threads)
     if os.environ.get("OMP_NUM_THREADS") != str(args.threads):  # poolkit's kernels take OpenMP's thread count
         print(f"(warning: OMP_NUM_THREADS is {os.environ.get('OMP_NUM_THREADS')}, not --threads {args.threads})")
-    global TRACEABLE
-    TRACEABLE = traceable()
-    print(f"torch {torch.__version__}, {args.threads} threads; torch.compile "
-          + ("traces poolkit.torch's calls" if TRACEABLE else
-             "fails on poolkit.torch's calls: they run as graph breaks (torch.compiler.disable)") + "\n", flush=True)
+    print(f"torch {torch.__version__}, {args.threads} threads\n", flush=True)
     if args.stem:
         stem_section(args)
     if args.run_models:

@@ -289,6 +289,10 @@ bool simd_forward(Forward& f, const TensorView& x, const TensorView& y) {
     if (!integer && k3s2_forward(f, x.dtype)) return true;
     if (blocks_pay(f.tab) && blocked_forward(f)) return true;
   } else if (last) {
+    if (!f.is_max && one_window(f.tab.t) && one_window(f.tab.h) && one_window(f.tab.w) &&
+        last_average_forward(f.x, f.y, x.dtype, f.N, f.C, f.tab.t.axis.in, f.tab.h.axis.in, f.tab.w.axis.in,
+                             double(f.divisor(0, 0, 0)), f.work))
+      return true;
     // channels-last: lanes over (W, C) when C is small and a vector load exists for it, or when C fills whole
     // vectors (each vector then lies within one output's channels); else over C, one output at a time
     const int64_t whole = integer ? 64 / f.x.esize : wide ? 8 : 16;  // lanes of a 64-byte vector

@@ -1,7 +1,8 @@
 // The global average of packed channels-first planes (plane_average.hpp). A k x k tile (k planes, k cells of
 // each) is loaded as k rows and transposed in registers: column j then holds cell c + j of the k planes, added
 // to the planes' sums in cell order. No copy of the planes through a block in memory. Four groups of k planes
-// go side by side, so that four chains of additions overlap.
+// go side by side, so that four chains of additions overlap. Also the global average of channels-last
+// images (last_average).
 #include "plane_average.hpp"
 
 #include <algorithm>
@@ -86,7 +87,28 @@ void block_average(const BlockAverageJob& j) {
     }
 }
 
+template <class T>
+void last_average(const LastAverageJob& j) {
+  const hn::ScalableTag<T> d;
+  const int64_t N = int64_t(hn::Lanes(d)), n = j.channels, vec = n / N * N;
+  HWY_ALIGN T sum[kLastChunkBytes / sizeof(T)];
+  const T* x = static_cast<const T*>(j.x);
+  for (int64_t l = 0; l < vec; l += N) hn::Store(hn::Add(hn::Zero(d), hn::LoadU(d, x + l)), d, sum + l);
+  for (int64_t l = vec; l < n; ++l) sum[l] = T(0) + x[l];
+  for (int64_t c = 1; c < j.cells; ++c) {
+    const T* xc = x + c * j.cell_step;
+    for (int64_t l = 0; l < vec; l += N) hn::Store(hn::Add(hn::Load(d, sum + l), hn::LoadU(d, xc + l)), d, sum + l);
+    for (int64_t l = vec; l < n; ++l) sum[l] += xc[l];
+  }
+  T* y = static_cast<T*>(j.y);
+  const T div = T(j.divisor);
+  for (int64_t l = 0; l < vec; l += N) hn::StoreU(hn::Div(hn::Load(d, sum + l), hn::Set(d, div)), d, y + l);
+  for (int64_t l = vec; l < n; ++l) y[l] = sum[l] / div;
+}
+
 void PlaneAverageF32(const PlaneAverageJob& j) { plane_average<float>(j); }
+void LastAverageF32(const LastAverageJob& j) { last_average<float>(j); }
+void LastAverageF64(const LastAverageJob& j) { last_average<double>(j); }
 void BlockAverageF32(const BlockAverageJob& j) { block_average<float>(j); }
 void BlockAverageF64(const BlockAverageJob& j) { block_average<double>(j); }
 void PlaneAverageF64(const PlaneAverageJob& j) { plane_average<double>(j); }
@@ -105,6 +127,10 @@ HWY_EXPORT(BlockAverageF32);
 HWY_EXPORT(BlockAverageF64);
 void block_average_f32(const BlockAverageJob& j) { HWY_DYNAMIC_DISPATCH(BlockAverageF32)(j); }
 void block_average_f64(const BlockAverageJob& j) { HWY_DYNAMIC_DISPATCH(BlockAverageF64)(j); }
+HWY_EXPORT(LastAverageF32);
+HWY_EXPORT(LastAverageF64);
+void last_average_f32(const LastAverageJob& j) { HWY_DYNAMIC_DISPATCH(LastAverageF32)(j); }
+void last_average_f64(const LastAverageJob& j) { HWY_DYNAMIC_DISPATCH(LastAverageF64)(j); }
 
 bool plane_average_forward(const View5& x, const View5& y, DType dt, int64_t N, int64_t C, int64_t T, int64_t H,
                            int64_t W, double divisor, int64_t work) {
@@ -120,6 +146,26 @@ bool plane_average_forward(const View5& x, const View5& y, DType dt, int64_t N, 
     j.x = x.at<char>(p0 * xstep), j.y = y.at<char>(p0 * ystep);
     j.x_plane = xstep, j.y_plane = ystep, j.planes = std::min(chunk, planes - p0), j.cells = cells;
     j.divisor = divisor;
+    kernel(j);
+    return true;
+  });
+}
+
+bool last_average_forward(const View5& x, const View5& y, DType dt, int64_t N, int64_t C, int64_t T, int64_t H,
+                          int64_t W, double divisor, int64_t work) {
+  const int64_t cells = T * H * W;
+  const bool packed = x.s[1] == 1 && x.s[4] == C && (H == 1 || x.s[3] == W * C) && (T == 1 || x.s[2] == H * W * C);
+  if ((dt != DType::f32 && dt != DType::f64) || !packed || y.s[1] != 1 || x.s[0] < 0 || y.s[0] < 0) return false;
+  auto kernel = dt == DType::f32 ? last_average_f32 : last_average_f64;
+  // channels in chunks of the sums' room, smaller where few images would leave a thread idle
+  const int64_t room = kLastChunkBytes / x.esize, want = std::max<int64_t>(1, (8 + N - 1) / N);
+  const int64_t split = std::max<int64_t>(16, (C + want - 1) / want), chunk = std::min(room, (split + 15) / 16 * 16);
+  const int64_t chunks = (C + chunk - 1) / chunk;
+  return parallel_for(N * chunks, work, [&](int64_t i) {
+    const int64_t n = i / chunks, c0 = (i % chunks) * chunk;
+    LastAverageJob j;
+    j.x = x.at<char>(n * x.s[0] + c0), j.y = y.at<char>(n * y.s[0] + c0);
+    j.channels = std::min(chunk, C - c0), j.cells = cells, j.cell_step = C, j.divisor = divisor;
     kernel(j);
     return true;
   });

@@ -1,7 +1,8 @@
 #pragma once
 // Average forward of small channels-first planes, summed in the reference's order (from +0, tap by tap): global
 // pooling of planes whose cells lie back to back, k planes side by side in the lanes of 128-bit vectors
-// (PlaneAverageJob), and the outputs of a channels-last block of planes (BlockAverageJob).
+// (PlaneAverageJob), the outputs of a channels-last block of planes (BlockAverageJob), and global pooling of
+// channels-last images (LastAverageJob).
 #include "common.hpp"
 
 namespace poolkit::cpu {
@@ -28,9 +29,25 @@ struct BlockAverageJob {
 void block_average_f32(const BlockAverageJob& j);
 void block_average_f64(const BlockAverageJob& j);
 
+// Global average of channels-last cells: y[c] = the sum from +0 of x[cell * cell_step + c] over cells [0, cells)
+// in order, divided by divisor, for c in [0, channels); channels * element size <= kLastChunkBytes. The cells are read in memory order and the
+// sums kept in the cache (a vector of sums per tap chain had read every cell's channels as a stream of its own).
+constexpr int64_t kLastChunkBytes = 16384;
+struct LastAverageJob {
+  const void* x = nullptr;
+  void* y = nullptr;
+  int64_t channels = 0, cells = 0, cell_step = 0;
+  double divisor = 1;
+};
+void last_average_f32(const LastAverageJob& j);
+void last_average_f64(const LastAverageJob& j);
+
 // y (N, C, 1, 1, 1) = the average of each (T, H, W) plane of x, for float32 / float64 planes of packed cells
 // evenly spaced; false (nothing written) where it does not apply.
 bool plane_average_forward(const View5& x, const View5& y, DType dt, int64_t N, int64_t C, int64_t T, int64_t H,
                            int64_t W, double divisor, int64_t work);
+// The same for channels-last images whose cells are evenly spaced, C apart (LastAverageJob).
+bool last_average_forward(const View5& x, const View5& y, DType dt, int64_t N, int64_t C, int64_t T, int64_t H,
+                          int64_t W, double divisor, int64_t work);
 
 }  // namespace poolkit::cpu

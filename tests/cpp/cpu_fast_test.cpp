@@ -296,6 +296,29 @@ TEST_F(CpuFast, SmallPlaneAveragesSumInWindowOrder) {
       }
 }
 
+// Global averages of channels-last images (the cells read in memory order into sums kept in the cache) add in
+// the reference's order too: channel counts with a tail past whole vectors, more channels than one chunk of
+// sums holds (4100 float32, 2100 float64), one image split into chunks for the threads, views.
+TEST_F(CpuFast, ChannelsLastGlobalAveragesSumInCellOrder) {
+  const Geometry geoms[] = {global_geometry({7, 7}), global_geometry({2, 3, 5}), global_geometry({9})};
+  for (const Geometry& g : geoms)
+    for (DType dt : {DType::f32, DType::f64})
+      for (int64_t C : {int64_t(19), int64_t(64), dt == DType::f32 ? int64_t(4100) : int64_t(2100)})
+        for (int64_t N : {1, 3})
+          for (bool slice : {false, true}) {
+            Case k;
+            k.N = N, k.C = C;
+            const Shape xs = shape_of(k, g.input_size()), ys = shape_of(k, g.output_size());
+            SCOPED_TRACE(xs.str() + " " + dtype_name(dt) + " slice " + std::to_string(slice));
+            Buf x = make(dt, xs, Layout::ChannelsLast, slice), y0 = make(dt, ys, Layout::ChannelsLast, slice),
+                y1 = make(dt, ys, Layout::ChannelsLast, slice);
+            fill_wide(x.view, rng);
+            ref::avg_pool_forward(g, AvgOptions{}, x.view, y0.view);
+            ASSERT_TRUE(cpu::avg_pool_forward(g, AvgOptions{}, x.view, y1.view));
+            EXPECT_TRUE(same_bits(y0, y1));
+          }
+}
+
 // Small channels-first planes with narrow or irregular outputs (adaptive and global pooling) go through
 // channels-last blocks of planes, forward and backward: block edges (33 planes), views, C = 1, every argmax
 // form, both divisor policies.
