@@ -110,8 +110,12 @@ def _mixed_fwd(x, lambda_, spec):
 
 def _mixed_bwd(spec, res, dy):
     x, lambda_ = res
-    return call("poolkit_mixed_backward", (spec.like_input(), jax.ShapeDtypeStruct(lambda_.shape, lambda_.dtype)),
-                dy, x, lambda_, **spec.attrs())
+    dx, dlambda = call("poolkit_mixed_backward",
+                       (spec.like_input(), jax.ShapeDtypeStruct(lambda_.shape, lambda_.dtype)), dy, x, lambda_,
+                       **spec.attrs())
+    # inside shard_map a lambda_ shared by the shards gets the sum of their cotangents
+    summed = jax.typeof(dy).manual_axis_type.varying - jax.typeof(lambda_).manual_axis_type.varying
+    return dx, jax.lax.psum(dlambda, tuple(sorted(summed))) if summed else dlambda
 
 
 mixed_pool.defvjp(_mixed_fwd, _mixed_bwd)
