@@ -57,12 +57,14 @@ def test_flax_style_indices_are_channels_last_torch(x64):
     np.testing.assert_array_equal(i, ri.permute(0, 2, 3, 1).numpy())
     np.testing.assert_array_equal(pj.max_unpool(y, i, (9, 8)),
                                   F.max_unpool2d(r, ri, (3, 2), (2, 2), output_size=(9, 8)).permute(0, 2, 3, 1))
-    for mine, theirs in ((pj.adaptive_max_pool(jnp.asarray(x), (4, 3), return_indices=True),
-                          F.adaptive_max_pool2d(torch.tensor(x).permute(0, 3, 1, 2), (4, 3), return_indices=True)),
-                         (pj.global_max_pool(jnp.asarray(x), keepdims=True, return_indices=True),
-                          F.adaptive_max_pool2d(torch.tensor(x).permute(0, 3, 1, 2), 1, return_indices=True))):
-        for a, b in zip(mine, theirs):
-            np.testing.assert_array_equal(a, b.permute(0, 2, 3, 1).numpy())
+    mine = pj.adaptive_max_pool(jnp.asarray(x), (4, 3), return_indices=True)
+    theirs = F.adaptive_max_pool2d(torch.tensor(x).permute(0, 3, 1, 2), (4, 3), return_indices=True)
+    for a, b in zip(mine, theirs):
+        np.testing.assert_array_equal(a, b.permute(0, 2, 3, 1).numpy())
+    mine = pj.global_max_pool(jnp.asarray(x), return_indices=True)  # both squeezed to (N, C)
+    theirs = F.adaptive_max_pool2d(torch.tensor(x).permute(0, 3, 1, 2), 1, return_indices=True)
+    for a, b in zip(mine, theirs):
+        np.testing.assert_array_equal(a, b[:, :, 0, 0].numpy())
 
 
 @pytest.mark.parametrize("rank", [1, 2, 3])
@@ -168,6 +170,8 @@ def test_new_ops_under_transforms(x64):
     np.testing.assert_allclose(g, want, rtol=1e-5, atol=1e-5)
     assert dl.shape == (4,)
     np.testing.assert_allclose(dl[1], jax.grad(loss, 2)(x[1], s[1], lam[1]), rtol=1e-5)
+    mixed = jax.vmap(lambda x, l: pj.mixed_pool(x, (3, 3), lambda_=l))(x, lam)
+    np.testing.assert_array_equal(mixed[2], pj.mixed_pool(x[2], (3, 3), lambda_=lam[2]))
     hlo = f.lower(x, s, lam).as_text()
     assert hlo.count("poolkit_mixed_backward") == 1 and "while" not in hlo
     np.testing.assert_allclose(jax.grad(jax.checkpoint(loss))(x[0], s[0], 0.5), jax.grad(loss)(x[0], s[0], 0.5),

@@ -1,5 +1,6 @@
 """The differentiable operators: each a jax.custom_vjp over poolkit's forward and backward FFI calls. Integer
-inputs (max pooling, unpooling) have no gradient: their cotangent is float0, as JAX gives lax.reduce_window's."""
+inputs (max pooling, unpooling) have no gradient: JAX gives them float0 cotangents without calling a backward, as
+for lax.reduce_window."""
 import functools
 
 import jax
@@ -10,9 +11,7 @@ from ._ffi import call
 
 
 def _dx(spec, target, *args):
-    """d(loss)/d(inputs) from one backward call, or float0 zeros for integer inputs."""
-    if not jnp.issubdtype(spec.dtype, jnp.floating):
-        return np.zeros(spec.in_shape, jax.dtypes.float0)
+    """d(loss)/d(inputs) from one backward call."""
     return call(target, spec.like_input(), *args, **spec.attrs())
 
 
@@ -87,11 +86,8 @@ def _unpool_fwd(x, indices, spec, x_shape):
 
 
 def _unpool_bwd(spec, x_shape, indices, dy):
-    if not jnp.issubdtype(spec.dtype, jnp.floating):
-        dx = np.zeros(x_shape, jax.dtypes.float0)
-    else:
-        dx = call("poolkit_unpool_backward", jax.ShapeDtypeStruct(x_shape, np.dtype(spec.dtype)), dy, indices,
-                  **spec.attrs())
+    dx = call("poolkit_unpool_backward", jax.ShapeDtypeStruct(x_shape, np.dtype(spec.dtype)), dy, indices,
+              **spec.attrs())
     return dx, np.zeros(indices.shape, jax.dtypes.float0)
 
 
