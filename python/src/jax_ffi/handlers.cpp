@@ -85,7 +85,7 @@ ffi::Error max_forward(Buf x, Ret y, Attrs a) {
   return guarded([&] {
     Layout l = layout_of(a);
     TensorView xv = view_of(x, l, "input");
-    max_pool_forward(geometry_of(a, spatial_size(xv)), xv, view_of(*y, l, "output"), {});
+    max_pool_forward(geometry_of(a, spatial_size(xv)), xv, output_view(*y, l, "output"), {});
   });
 }
 
@@ -93,14 +93,14 @@ ffi::Error max_forward_argmax(Buf x, Ret y, Ret argmax, Attrs a) {
   return guarded([&] {
     Layout l = layout_of(a);
     TensorView xv = view_of(x, l, "input");
-    max_pool_forward(geometry_of(a, spatial_size(xv)), xv, view_of(*y, l, "output"), view_of(*argmax, l, "indices"));
+    max_pool_forward(geometry_of(a, spatial_size(xv)), xv, output_view(*y, l, "output"), output_view(*argmax, l, "indices"));
   });
 }
 
 ffi::Error max_backward(Buf dy, Buf argmax, Ret dx, Attrs a) {
   return guarded([&] {
     Layout l = layout_of(a);
-    TensorView dxv = view_of(*dx, l, "grad_input");
+    TensorView dxv = output_view(*dx, l, "grad_input");
     max_pool_backward(geometry_of(a, spatial_size(dxv)), view_of(dy, l, "grad_output"), view_of(argmax, l, "indices"),
                       {}, dxv);
   });
@@ -110,14 +110,14 @@ ffi::Error avg_forward(Buf x, Ret y, Attrs a) {
   return guarded([&] {
     Layout l = layout_of(a);
     TensorView xv = view_of(x, l, "input");
-    avg_pool_forward(geometry_of(a, spatial_size(xv)), avg_options(a), xv, view_of(*y, l, "output"));
+    avg_pool_forward(geometry_of(a, spatial_size(xv)), avg_options(a), xv, output_view(*y, l, "output"));
   });
 }
 
 ffi::Error avg_backward(Buf dy, Ret dx, Attrs a) {
   return guarded([&] {
     Layout l = layout_of(a);
-    TensorView dxv = view_of(*dx, l, "grad_input");
+    TensorView dxv = output_view(*dx, l, "grad_input");
     avg_pool_backward(geometry_of(a, spatial_size(dxv)), avg_options(a), view_of(dy, l, "grad_output"), dxv);
   });
 }
@@ -126,14 +126,14 @@ ffi::Error lp_forward(Buf x, Ret y, Attrs a) {
   return guarded([&] {
     Layout l = layout_of(a);
     TensorView xv = view_of(x, l, "input");
-    lp_pool_forward(geometry_of(a, spatial_size(xv)), lp_options(a), xv, view_of(*y, l, "output"));
+    lp_pool_forward(geometry_of(a, spatial_size(xv)), lp_options(a), xv, output_view(*y, l, "output"));
   });
 }
 
 ffi::Error lp_backward(Buf dy, Buf x, Ret dx, Attrs a) {
   return guarded([&] {
     Layout l = layout_of(a);
-    TensorView dxv = view_of(*dx, l, "grad_input");
+    TensorView dxv = output_view(*dx, l, "grad_input");
     lp_pool_backward(geometry_of(a, spatial_size(dxv)), lp_options(a), view_of(dy, l, "grad_output"),
                      view_of(x, l, "input"), dxv);
   });
@@ -143,14 +143,14 @@ ffi::Error stochastic_forward(Buf x, Ret y, Attrs a) {
   return guarded([&] {
     Layout l = layout_of(a);
     TensorView xv = view_of(x, l, "input");
-    stochastic_pool_forward(geometry_of(a, spatial_size(xv)), stochastic_options(a), xv, view_of(*y, l, "output"));
+    stochastic_pool_forward(geometry_of(a, spatial_size(xv)), stochastic_options(a), xv, output_view(*y, l, "output"));
   });
 }
 
 ffi::Error stochastic_backward(Buf dy, Buf x, Ret dx, Attrs a) {
   return guarded([&] {
     Layout l = layout_of(a);
-    TensorView dxv = view_of(*dx, l, "grad_input");
+    TensorView dxv = output_view(*dx, l, "grad_input");
     stochastic_pool_backward(geometry_of(a, spatial_size(dxv)), stochastic_options(a), view_of(dy, l, "grad_output"),
                              view_of(x, l, "input"), dxv);
   });
@@ -160,7 +160,7 @@ void fractional_forward(Buf& x, Buf& samples, Ret& y, Ret* argmax, const Attrs& 
   Layout l = layout_of(a);
   TensorView xv = view_of(x, l, "input");
   fractional_max_pool_forward(geometry_of(a, spatial_size(xv)), samples_view(samples, l), xv,
-                              view_of(*y, l, "output"), argmax ? view_of(**argmax, l, "indices") : TensorView{});
+                              output_view(*y, l, "output"), argmax ? output_view(**argmax, l, "indices") : TensorView{});
 }
 
 ffi::Error fractional_forward_plain(Buf x, Buf samples, Ret y, Attrs a) {
@@ -174,7 +174,7 @@ ffi::Error fractional_forward_argmax(Buf x, Buf samples, Ret y, Ret argmax, Attr
 ffi::Error fractional_backward(Buf dy, Buf argmax, Buf samples, Ret dx, Attrs a) {
   return guarded([&] {
     Layout l = layout_of(a);
-    TensorView dxv = view_of(*dx, l, "grad_input");
+    TensorView dxv = output_view(*dx, l, "grad_input");
     fractional_max_pool_backward(geometry_of(a, spatial_size(dxv)), samples_view(samples, l),
                                  view_of(dy, l, "grad_output"), view_of(argmax, l, "indices"), {}, dxv);
   });
@@ -183,21 +183,21 @@ ffi::Error fractional_backward(Buf dy, Buf argmax, Buf samples, Ret dx, Attrs a)
 ffi::Error unpool_forward(Buf x, Buf indices, Ret y, Attrs a) {
   return guarded([&] {
     Layout l = layout_of(a);
-    max_unpool_forward(view_of(x, l, "input"), view_of(indices, l, "indices"), view_of(*y, l, "output"));
+    max_unpool_forward(view_of(x, l, "input"), view_of(indices, l, "indices"), output_view(*y, l, "output"));
   });
 }
 
 ffi::Error unpool_backward(Buf dy, Buf indices, Ret dx, Attrs a) {
   return guarded([&] {
     Layout l = layout_of(a);
-    max_unpool_backward(view_of(dy, l, "grad_output"), view_of(indices, l, "indices"), view_of(*dx, l, "grad_input"));
+    max_unpool_backward(view_of(dy, l, "grad_output"), view_of(indices, l, "indices"), output_view(*dx, l, "grad_input"));
   });
 }
 
 ffi::Error mixed_forward(Buf x, Buf lambda, Ret y, Attrs a) {
   return guarded([&] {
     Layout l = layout_of(a);
-    TensorView xv = view_of(x, l, "input"), yv = view_of(*y, l, "output");
+    TensorView xv = view_of(x, l, "input"), yv = output_view(*y, l, "output");
     const Geometry g = geometry_of(a, spatial_size(xv));
     per_lambda_group(lambda, {&xv, &yv}, [&](int64_t i) {
       mixed_pool_forward(g, mixed_options(a, scalar_at(lambda, i)), xv, yv);
@@ -208,7 +208,7 @@ ffi::Error mixed_forward(Buf x, Buf lambda, Ret y, Attrs a) {
 ffi::Error mixed_backward(Buf dy, Buf x, Buf lambda, Ret dx, Ret dlambda, Attrs a) {
   return guarded([&] {
     Layout l = layout_of(a);
-    TensorView dyv = view_of(dy, l, "grad_output"), xv = view_of(x, l, "input"), dxv = view_of(*dx, l, "grad_input");
+    TensorView dyv = view_of(dy, l, "grad_output"), xv = view_of(x, l, "input"), dxv = output_view(*dx, l, "grad_input");
     const Geometry g = geometry_of(a, spatial_size(dxv));
     per_lambda_group(lambda, {&dyv, &xv, &dxv}, [&](int64_t i) {
       double d = 0;

@@ -24,6 +24,9 @@ Layout layout_of(const ffi::Dictionary& attrs);
 // The row-major buffer `b` as an (N, C, spatial...) view; no copy. `name` is the argument named in errors.
 TensorView view_of(const ffi::AnyBuffer& b, const Layout& l, const char* name);
 
+// view_of() for an output that the kernel writes whole: asks the OS for huge pages on a large buffer first.
+TensorView output_view(const ffi::AnyBuffer& b, const Layout& l, const char* name);
+
 // Fractional pooling's samples (batch..., C, rank) as the (N, C, rank) view the core reads.
 TensorView samples_view(const ffi::AnyBuffer& b, const Layout& l);
 
