@@ -1,7 +1,13 @@
 """poolkit's operators for JAX, as XLA FFI calls on the CPU, with flax.linen's signatures and layout: inputs are
 (batch..., window dims..., features) (a missing batch axis is added and removed), or with channels_first=True
 (batch..., features, window dims...). Differentiable (jax.custom_vjp over poolkit's backward), and usable under
-jit, vmap, grad, jax.checkpoint and shard_map."""
+jit, vmap, grad, jax.checkpoint and shard_map.
+
+Max pooling (window, adaptive, global, fractional) and max_unpool take integer inputs too (uint8, int8, int16,
+int32, int64), as lax.reduce_window's max does; they have no gradient (JAX itself refuses integer inputs to
+jax.grad). The averaging operators take floating types alone. return_indices=True gives PyTorch's int64 flat
+indices (needs jax_enable_x64). PyTorch-named variants over (N, C, spatial...) arrays, with PyTorch's arguments:
+max_pool1d/2d/3d, avg_pool*, adaptive_max_pool*, adaptive_avg_pool*, fractional_max_pool*, max_unpool*."""
 import dataclasses
 
 import jax
@@ -20,14 +26,17 @@ def _with_batch(x, rank, f):
     return f(x)
 
 
-def _max(x, spec, return_indices):
-    """Max pooling's result, with PyTorch's int64 flat indices in the (n, c) input plane when asked (int64 needs
-    jax_enable_x64, as every int64 array in JAX does)."""
-    if not return_indices:
-        return _ops.max_pool(x, spec)
+def _require_x64():
     if not jax.config.jax_enable_x64:
         raise ValueError("poolkit: return_indices: PyTorch's flat indices are int64, which JAX holds only with "
                          "jax_enable_x64 (jax.config.update('jax_enable_x64', True) or jax.enable_x64())")
+
+
+def _max(x, spec, return_indices):
+    """Max pooling's result, with PyTorch's int64 flat indices in the (n, c) input plane when asked."""
+    if not return_indices:
+        return _ops.max_pool(x, spec)
+    _require_x64()
     return _ops.max_pool_indices(x, spec)
 
 
@@ -127,8 +136,8 @@ def fractional_max_pool(inputs, window_shape, output_size=None, output_ratio=Non
     def f(x):
         spec = _spec.fractional(x, rank, window_shape, output_size, output_ratio, channels_first)
         s = _samples(x, spec, samples, key)
-        if return_indices and not jax.config.jax_enable_x64:
-            _max(x, spec, True)  # raises the int64 error
+        if return_indices:
+            _require_x64()
         return _ops.fractional_max_pool(x, s, spec, bool(return_indices))
     if samples is not None and inputs.ndim == rank + 1:
         samples = jnp.asarray(samples)[None]

@@ -44,7 +44,6 @@ def _make(r):
 
     def fractional_max_pool(input, kernel_size, output_size=None, output_ratio=None, return_indices=False,
                             _random_samples=None, *, key=None):
-        """JAX has no global random state: pass _random_samples (N, C, rank) or key=jax.random.key(...)."""
         k = _spec._ints(kernel_size, "kernel_size", r)
         return _fractional(input, k, output_size, output_ratio, key=key, samples=_random_samples,
                            channels_first=True, return_indices=return_indices)
@@ -55,6 +54,10 @@ def _make(r):
             output_size
         return _unpool(input, indices, unpool_size(x, kernel_size, stride, padding, req), channels_first=True)
 
+    for fn in (max_pool, avg_pool, adaptive_max_pool, adaptive_avg_pool, max_unpool):
+        fn.__doc__ = f"torch.nn.functional's same-named function over (N, C, {r} spatial axes) JAX arrays."
+    fractional_max_pool.__doc__ = ("torch.nn.functional's fractional_max_pool over (N, C, spatial) JAX arrays; JAX "
+                                   "has no global random state: pass _random_samples (N, C, rank) or key=.")
     for fn, base in ((max_pool, "max_pool"), (avg_pool, "avg_pool"), (adaptive_max_pool, "adaptive_max_pool"),
                      (adaptive_avg_pool, "adaptive_avg_pool"), (fractional_max_pool, "fractional_max_pool"),
                      (max_unpool, "max_unpool")):

@@ -65,7 +65,7 @@ MixedOptions mixed_options(const Attrs& a, double lambda) {
   return o;
 }
 
-// Calls f(group, views...) once per lambda value, each on its slice of N.
+// Calls f(group) once per lambda value, with `views` narrowed to that group's slice of N.
 template <class F>
 void per_lambda_group(const Buf& lambda, std::initializer_list<TensorView*> views, F&& f) {
   const int64_t groups = int64_t(lambda.element_count()), n = (*views.begin())->shape[0];
@@ -93,7 +93,8 @@ ffi::Error max_forward_argmax(Buf x, Ret y, Ret argmax, Attrs a) {
   return guarded([&] {
     Layout l = layout_of(a);
     TensorView xv = view_of(x, l, "input");
-    max_pool_forward(geometry_of(a, spatial_size(xv)), xv, output_view(*y, l, "output"), output_view(*argmax, l, "indices"));
+    max_pool_forward(geometry_of(a, spatial_size(xv)), xv, output_view(*y, l, "output"),
+                     output_view(*argmax, l, "indices"));
   });
 }
 
@@ -160,7 +161,8 @@ void fractional_forward(Buf& x, Buf& samples, Ret& y, Ret* argmax, const Attrs& 
   Layout l = layout_of(a);
   TensorView xv = view_of(x, l, "input");
   fractional_max_pool_forward(geometry_of(a, spatial_size(xv)), samples_view(samples, l), xv,
-                              output_view(*y, l, "output"), argmax ? output_view(**argmax, l, "indices") : TensorView{});
+                              output_view(*y, l, "output"),
+                              argmax ? output_view(**argmax, l, "indices") : TensorView{});
 }
 
 ffi::Error fractional_forward_plain(Buf x, Buf samples, Ret y, Attrs a) {
@@ -190,7 +192,8 @@ ffi::Error unpool_forward(Buf x, Buf indices, Ret y, Attrs a) {
 ffi::Error unpool_backward(Buf dy, Buf indices, Ret dx, Attrs a) {
   return guarded([&] {
     Layout l = layout_of(a);
-    max_unpool_backward(view_of(dy, l, "grad_output"), view_of(indices, l, "indices"), output_view(*dx, l, "grad_input"));
+    max_unpool_backward(view_of(dy, l, "grad_output"), view_of(indices, l, "indices"),
+                        output_view(*dx, l, "grad_input"));
   });
 }
 
@@ -208,7 +211,8 @@ ffi::Error mixed_forward(Buf x, Buf lambda, Ret y, Attrs a) {
 ffi::Error mixed_backward(Buf dy, Buf x, Buf lambda, Ret dx, Ret dlambda, Attrs a) {
   return guarded([&] {
     Layout l = layout_of(a);
-    TensorView dyv = view_of(dy, l, "grad_output"), xv = view_of(x, l, "input"), dxv = output_view(*dx, l, "grad_input");
+    TensorView dyv = view_of(dy, l, "grad_output"), xv = view_of(x, l, "input"),
+               dxv = output_view(*dx, l, "grad_input");
     const Geometry g = geometry_of(a, spatial_size(dxv));
     per_lambda_group(lambda, {&dyv, &xv, &dxv}, [&](int64_t i) {
       double d = 0;

@@ -119,7 +119,8 @@ Geometry geometry_of(const ffi::Dictionary& attrs, const std::vector<int64_t>& i
                                attr<int64_t>(attrs, "in_float") != 0);
   if (kind == "adaptive") return adaptive_geometry(in, ints(attrs, "output_size"));
   if (kind == "global") return global_geometry(in);
-  fail("attribute geometry", "must be 'window', 'torch', 'adaptive', 'global' or 'fractional' (got '" + std::string(kind) + "')");
+  fail("attribute geometry",
+       "must be 'window', 'torch', 'adaptive', 'global' or 'fractional' (got '" + std::string(kind) + "')");
 }
 
 }  // namespace poolkit::jax_ffi
