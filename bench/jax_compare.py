@@ -195,6 +195,14 @@ def keras_step(reps):
     return out
 
 
+def cpu_model():
+    try:
+        with open("/proc/cpuinfo") as f:
+            return next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
+    except (OSError, StopIteration):
+        return platform.processor() or "cpu"
+
+
 def main():
     a = parse()
     copy_bw = copy_bandwidth(a.reps)
@@ -220,7 +228,7 @@ def main():
         (" (cases run in parts with --save-rows, merged with --from-rows)" if a.from_rows else "")
     with open(a.out, "w") as f:
         f.write(f"# poolkit.jax vs lax.reduce_window (jax {jax.__version__}, CPU)\n\n")
-        f.write(f"Machine: {platform.machine()}, {os.cpu_count()} CPUs ({platform.processor() or 'cpu'}). Plain copy "
+        f.write(f"Machine: {platform.machine()}, {os.cpu_count()} CPUs ({cpu_model()}). Plain copy "
                 f"{copy_bw / 1e9:.1f} GB/s (bytes read + written). Command: `{cmd}`. One process; XLA and poolkit "
                 f"each with their default threads. Medians of {a.reps} after a warm-up; every call jitted.\n\n")
         f.write(__doc__.split("\n\n")[1].replace("\n", " ") + "\n\n")
