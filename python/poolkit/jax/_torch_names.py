@@ -62,6 +62,7 @@ def _make(r):
                      (adaptive_avg_pool, "adaptive_avg_pool"), (fractional_max_pool, "fractional_max_pool"),
                      (max_unpool, "max_unpool")):
         fn.__name__ = fn.__qualname__ = f"{base}{r}d"
+        fn.__module__ = "poolkit.jax"  # documented and shown as poolkit.jax's own
         globals()[fn.__name__] = fn
         __all__.append(fn.__name__)
 
