@@ -64,9 +64,6 @@ class Spec:
         a.update(self.options)
         return {k: _ffi.attr(v) for k, v in a.items()}
 
-    def with_options(self, options):
-        return dataclasses.replace(self, options=tuple(options))
-
 
 def _ints(v, name, rank=None):
     if isinstance(v, (bool, np.bool_)):
@@ -151,21 +148,20 @@ def _output_size(output_size, rank, in_size):
 
 def adaptive(x, output_size, channels_first, options=(), integers=False, rank=None):
     rank = rank or (len(output_size) if not isinstance(output_size, int) else x.ndim - 2)
-    _check_input(x, rank, integers)
     in_size = x.shape[-rank:] if channels_first else x.shape[-rank - 1:-1]
     return _spec(x, rank, channels_first, "adaptive", [("output_size", _output_size(output_size, rank, in_size))],
                  options, integers)
 
 
 def global_(x, channels_first, options=(), integers=False):
-    _check_input(x, 1, integers)
+    _check_input(x, 1, integers)  # at least one spatial axis
     return _spec(x, x.ndim - 2, channels_first, "global", [], options, integers)
 
 
 def fractional(x, rank, kernel, output_size, output_ratio, channels_first):
     """Fractional max pooling: output_size, or output_ratio (int(in * ratio) per axis). PyTorch computes the
     window sequence in float32 unless the input is float64."""
-    _check_input(x, rank, True)
+    _check_input(x, rank, True)  # before the sizes are read
     in_size = list(x.shape[-rank:] if channels_first else x.shape[-rank - 1:-1])
     k = _ints(kernel, "kernel_size", rank)
     if (output_size is None) == (output_ratio is None):
