@@ -160,7 +160,7 @@ def global_(x, channels_first, options=(), integers=False):
 
 def fractional(x, rank, kernel, output_size, output_ratio, channels_first):
     """Fractional max pooling: output_size, or output_ratio (int(in * ratio) per axis). PyTorch computes the
-    window sequence in float32 unless the input is float64."""
+    window sequence in float32 for float32/float16/bfloat16 inputs, in float64 for the others (integers too)."""
     _check_input(x, rank, True)  # before the sizes are read
     in_size = list(x.shape[-rank:] if channels_first else x.shape[-rank - 1:-1])
     k = _ints(kernel, "kernel_size", rank)
