@@ -12,9 +12,11 @@ gradient: dy and dx, XLA dropping the unused forward on both sides). Also: the c
 input (per-call overhead), and model.train_on_batch for a small CNN on the seed case's planes.
 
 usage: python bench/jax_compare.py [--reps N] [--case NAME]... [--layout nhwc|nchw|both] [--out FILE]
+       [--save-rows FILE | --from-rows FILE]
 (poolkit with poolkit._jax_ffi importable: pip install . with jax present, or PYTHONPATH=build/<dir>/python)
 """
 import argparse
+import json
 import os
 import platform
 import statistics
@@ -52,6 +54,9 @@ def parse():
     p.add_argument("--case", action="append")
     p.add_argument("--layout", choices=("nhwc", "nchw", "both"), default="both")
     p.add_argument("--out", default=os.path.join(ROOT, "bench", "RESULTS-jax.md"))
+    p.add_argument("--save-rows", help="append the measured case rows to this JSON-lines file and stop (a long run "
+                                       "split into parts, e.g. one per case)")
+    p.add_argument("--from-rows", help="take the case rows from this JSON-lines file instead of measuring them")
     return p.parse_args()
 
 
@@ -190,23 +195,40 @@ def keras_step(reps):
     return out
 
 
+def cpu_model():
+    try:
+        with open("/proc/cpuinfo") as f:
+            return next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
+    except (OSError, StopIteration):
+        return platform.processor() or "cpu"
+
+
 def main():
     a = parse()
     copy_bw = copy_bandwidth(a.reps)
     layouts = ("nhwc", "nchw") if a.layout == "both" else (a.layout,)
     rows = []
     for case in CASES:
-        if a.case and case[0] not in a.case:
+        if a.from_rows or (a.case and case[0] not in a.case):
             continue
         for layout in layouts:
             rows += case_rows(case, layout, a.reps, copy_bw)
+    if a.save_rows:
+        with open(a.save_rows, "a") as f:
+            f.writelines(json.dumps([*r, copy_bw]) + "\n" for r in rows)
+        return
+    if a.from_rows:
+        with open(a.from_rows) as f:
+            saved = [json.loads(line) for line in f]
+        rows, copy_bw = [tuple(r[:-1]) for r in saved], statistics.median(r[-1] for r in saved)
     ovh = overhead_us(a.reps)
     step = keras_step(a.reps)
     cmd = "python bench/jax_compare.py" + "".join(f" --case {c}" for c in a.case or []) + \
-        (f" --layout {a.layout}" if a.layout != "both" else "") + f" --reps {a.reps}"
+        (f" --layout {a.layout}" if a.layout != "both" else "") + f" --reps {a.reps}" + \
+        (" (cases run in parts with --save-rows, merged with --from-rows)" if a.from_rows else "")
     with open(a.out, "w") as f:
         f.write(f"# poolkit.jax vs lax.reduce_window (jax {jax.__version__}, CPU)\n\n")
-        f.write(f"Machine: {platform.machine()}, {os.cpu_count()} CPUs ({platform.processor() or 'cpu'}). Plain copy "
+        f.write(f"Machine: {platform.machine()}, {os.cpu_count()} CPUs ({cpu_model()}). Plain copy "
                 f"{copy_bw / 1e9:.1f} GB/s (bytes read + written). Command: `{cmd}`. One process; XLA and poolkit "
                 f"each with their default threads. Medians of {a.reps} after a warm-up; every call jitted.\n\n")
         f.write(__doc__.split("\n\n")[1].replace("\n", " ") + "\n\n")

@@ -1,25 +1,51 @@
 """poolkit's operators for JAX, as XLA FFI calls on the CPU, with flax.linen's signatures and layout: inputs are
 (batch..., window dims..., features) (a missing batch axis is added and removed), or with channels_first=True
 (batch..., features, window dims...). Differentiable (jax.custom_vjp over poolkit's backward), and usable under
-jit, vmap, grad, jax.checkpoint and shard_map."""
+jit, vmap, grad, jax.checkpoint and shard_map.
+
+Max pooling (window, adaptive, global, fractional) and max_unpool take integer inputs too (uint8, int8, int16,
+int32, int64), as lax.reduce_window's max does; they have no gradient (JAX itself refuses integer inputs to
+jax.grad). The averaging operators take floating types alone. return_indices=True gives PyTorch's int64 flat
+indices (needs jax_enable_x64). PyTorch-named variants over (N, C, spatial...) arrays, with PyTorch's arguments:
+max_pool1d/2d/3d, avg_pool*, adaptive_max_pool*, adaptive_avg_pool*, fractional_max_pool*, max_unpool*."""
+import dataclasses
+
+import jax
+import jax.numpy as jnp
+
 from . import _ops, _spec
 
-__all__ = ["max_pool", "avg_pool", "lp_pool", "stochastic_pool", "adaptive_max_pool", "adaptive_avg_pool",
-           "global_max_pool", "global_avg_pool"]
+__all__ = ["max_pool", "avg_pool", "lp_pool", "stochastic_pool", "mixed_pool", "adaptive_max_pool",
+           "adaptive_avg_pool", "global_max_pool", "global_avg_pool", "fractional_max_pool", "max_unpool"]
 
 
 def _with_batch(x, rank, f):
     """flax.linen pools an input without a batch axis as a batch of one."""
     if x.ndim == rank + 1:
-        return f(x[None])[0]
+        return jax.tree.map(lambda y: y[0], f(x[None]))
     return f(x)
 
 
-def max_pool(inputs, window_shape, strides=None, padding="VALID", *, channels_first=False):
+def _require_x64():
+    if not jax.config.jax_enable_x64:
+        raise ValueError("poolkit: return_indices: PyTorch's flat indices are int64, which JAX holds only with "
+                         "jax_enable_x64 (jax.config.update('jax_enable_x64', True) or jax.enable_x64())")
+
+
+def _max(x, spec, return_indices):
+    """Max pooling's result, with PyTorch's int64 flat indices in the (n, c) input plane when asked."""
+    if not return_indices:
+        return _ops.max_pool(x, spec)
+    _require_x64()
+    return _ops.max_pool_indices(x, spec)
+
+
+def max_pool(inputs, window_shape, strides=None, padding="VALID", *, channels_first=False, return_indices=False):
     """Max over each window (flax.linen.max_pool): strides default to 1, padding 'VALID', 'SAME' or one
-    (low, high) pair per window axis; padded cells never win."""
-    return _with_batch(inputs, len(window_shape), lambda x: _ops.max_pool(
-        x, _spec.window(x, window_shape, strides, padding, channels_first)))
+    (low, high) pair per window axis; padded cells never win. Floating and integer inputs (uint8 ... int64).
+    return_indices: also PyTorch's int64 flat indices (for max_unpool)."""
+    return _with_batch(inputs, len(window_shape), lambda x: _max(
+        x, _spec.window(x, window_shape, strides, padding, channels_first, integers=True), return_indices))
 
 
 def avg_pool(inputs, window_shape, strides=None, padding="VALID", count_include_pad=True, *, channels_first=False):
@@ -49,9 +75,21 @@ def stochastic_pool(inputs, window_shape, strides=None, padding="VALID", *, seed
         x, _spec.window(x, window_shape, strides, padding, channels_first, opts)))
 
 
-def adaptive_max_pool(inputs, output_size, *, channels_first=False):
+def mixed_pool(inputs, window_shape, strides=None, padding="VALID", lambda_=0.5, count_include_pad=True, *,
+               channels_first=False):
+    """lambda_ * max + (1 - lambda_) * average over each window; lambda_ (a number or a scalar array) is
+    differentiable."""
+    def f(x):
+        spec = _spec.window(x, window_shape, strides, padding, channels_first,
+                            [("count_include_pad", bool(count_include_pad))])
+        return _ops.mixed_pool(x, jnp.asarray(lambda_, jnp.float64 if x.dtype == jnp.float64 else jnp.float32),
+                               spec)
+    return _with_batch(inputs, len(window_shape), f)
+
+
+def adaptive_max_pool(inputs, output_size, *, channels_first=False, return_indices=False):
     """PyTorch's adaptive max pooling bins over (batch..., spatial..., features) inputs."""
-    return _ops.max_pool(inputs, _spec.adaptive(inputs, output_size, channels_first))
+    return _max(inputs, _spec.adaptive(inputs, output_size, channels_first, integers=True), return_indices)
 
 
 def adaptive_avg_pool(inputs, output_size, *, channels_first=False):
@@ -59,17 +97,75 @@ def adaptive_avg_pool(inputs, output_size, *, channels_first=False):
     return _ops.avg_pool(inputs, _spec.adaptive(inputs, output_size, channels_first, [("count_include_pad", False)]))
 
 
-def _global(op, inputs, keepdims, channels_first, options=()):
-    spec = _spec.global_(inputs, channels_first, options)
-    y = op(inputs, spec)
-    return y if keepdims else y.reshape([s for a, s in enumerate(y.shape) if a not in spec.spatial_axes()])
+def _global(op, inputs, keepdims, channels_first, options=(), integers=False):
+    spec = _spec.global_(inputs, channels_first, options, integers)
+    squeeze = lambda y: y if keepdims else y.reshape(  # noqa: E731
+        [s for a, s in enumerate(y.shape) if a not in spec.spatial_axes()])
+    return jax.tree.map(squeeze, op(inputs, spec))
 
 
-def global_max_pool(inputs, keepdims=False, *, channels_first=False):
+def global_max_pool(inputs, keepdims=False, *, channels_first=False, return_indices=False):
     """Max over every spatial axis of a (batch, spatial..., features) input."""
-    return _global(_ops.max_pool, inputs, keepdims, channels_first)
+    return _global(lambda x, spec: _max(x, spec, return_indices), inputs, keepdims, channels_first, integers=True)
 
 
 def global_avg_pool(inputs, keepdims=False, *, channels_first=False):
     """Mean over every spatial axis of a (batch, spatial..., features) input."""
     return _global(_ops.avg_pool, inputs, keepdims, channels_first, [("count_include_pad", False)])
+
+
+def _samples(x, spec, samples, key):
+    """Fractional pooling's samples (batch..., C, rank) in [0, 1): given, or drawn from `key`."""
+    if samples is not None:
+        return jnp.asarray(samples)
+    if key is None:
+        raise ValueError("poolkit: key: fractional max pooling draws its windows at random and JAX has no global "
+                         "random state: pass key=jax.random.key(...) or the samples")
+    c = x.shape[-1] if spec.channels_last else x.shape[-spec.rank - 1]
+    lead = x.shape[:-spec.rank - 1]
+    return jax.random.uniform(key, (*lead, c, spec.rank), jnp.float64 if x.dtype == jnp.float64 else jnp.float32)
+
+
+def fractional_max_pool(inputs, window_shape, output_size=None, output_ratio=None, *, key=None, samples=None,
+                        channels_first=False, return_indices=False):
+    """Fractional max pooling (Graham; PyTorch's windows): window_shape-sized windows at pseudo-random starts
+    giving output_size (or int(in * output_ratio)) per axis. The starts come from `samples` (batch..., C, rank) in
+    [0, 1), in PyTorch's axis order (1-D W; 2-D W, H; 3-D T, H, W), or are drawn from the random `key`."""
+    rank = len(_spec._ints(window_shape, "window_shape"))
+
+    def f(x):
+        spec = _spec.fractional(x, rank, window_shape, output_size, output_ratio, channels_first)
+        s = _samples(x, spec, samples, key)
+        if return_indices:
+            _require_x64()
+        return _ops.fractional_max_pool(x, s, spec, bool(return_indices))
+    if samples is not None and inputs.ndim == rank + 1:
+        samples = jnp.asarray(samples)[None]
+    return _with_batch(inputs, rank, f)
+
+
+def max_unpool(inputs, indices, output_size, *, channels_first=False):
+    """The inverse of max pooling with return_indices: each input value put at its int64 index in its (n, c)
+    output plane of spatial size output_size, zeros elsewhere (PyTorch's max_unpool)."""
+    sizes = _spec._ints(output_size, "output_size")
+    rank = len(sizes)
+
+    def f(x):
+        _spec._check_input(x, rank, integers=True)
+        spec = _spec.Spec(tuple(x.shape), str(x.dtype), rank, not channels_first, "global")
+        out = list(x.shape)
+        for a, s in zip(spec.spatial_axes(), sizes):
+            out[a] = s
+        idx = jnp.asarray(indices)
+        if idx.dtype != jnp.int64 or idx.shape[-rank - 1:] != x.shape[-rank - 1:]:
+            raise TypeError(f"poolkit: indices: must be int64 (PyTorch's flat indices) shaped like inputs "
+                            f"{tuple(x.shape)} (got {idx.dtype} {tuple(idx.shape)})")
+        return _ops.max_unpool(x, idx[None] if idx.ndim == x.ndim - 1 else idx,
+                               dataclasses.replace(spec, in_shape=tuple(out)), tuple(x.shape))
+    return _with_batch(inputs, rank, f)
+
+
+from ._torch_names import *  # noqa: E402,F401,F403  PyTorch-named variants over (N, C, spatial...)
+from ._torch_names import __all__ as _torch_all  # noqa: E402
+
+__all__ += _torch_all

@@ -12,17 +12,15 @@ from . import _ffi
 @dataclasses.dataclass(frozen=True)
 class Spec:
     """A hashable description of a pooling call on inputs of shape `in_shape` (batch..., spatial..., C) or, with
-    channels_last False, (batch..., C, spatial...). `options` are (name, value) pairs for the operator."""
+    channels_last False, (batch..., C, spatial...). `geometry` names the core's builder ('window': ONNX-style,
+    'torch', 'adaptive', 'global', 'fractional') and `params` its (name, value) arguments; `options` are
+    (name, value) pairs for the operator."""
     in_shape: tuple
     dtype: str
     rank: int
     channels_last: bool
-    geometry: str                # 'window', 'adaptive' or 'global'
-    kernel: tuple = ()
-    strides: tuple = ()
-    pads: tuple = ()             # begins, then ends
-    auto_pad: str = "NOTSET"
-    output_size: tuple = ()
+    geometry: str
+    params: tuple = ()
     options: tuple = ()
 
     def spatial_axes(self):
@@ -31,11 +29,16 @@ class Spec:
 
     def core_geometry(self):
         in_size = [self.in_shape[a] for a in self.spatial_axes()]
+        p = {k: list(v) if isinstance(v, tuple) else v for k, v in self.params}
         if self.geometry == "window":
-            return _core.onnx_geometry(in_size, list(self.kernel), list(self.strides), [], list(self.pads),
-                                       self.auto_pad, False)
+            return _core.onnx_geometry(in_size, p["kernel"], p["strides"], [], p["pads"], p["auto_pad"], False)
+        if self.geometry == "torch":
+            return _core.torch_geometry(in_size, p["kernel"], p["strides"], p["pads"], p["dilation"],
+                                        bool(p["ceil_mode"]))
         if self.geometry == "adaptive":
-            return _core.adaptive_geometry(in_size, list(self.output_size))
+            return _core.adaptive_geometry(in_size, p["output_size"])
+        if self.geometry == "fractional":
+            return _core.fractional_geometry(in_size, p["output_size"], p["kernel"], bool(p["in_float"]))
         return _core.global_geometry(in_size)
 
     def out_shape(self):
@@ -47,19 +50,17 @@ class Spec:
     def out(self, dtype=None):
         return jax.ShapeDtypeStruct(self.out_shape(), np.dtype(dtype or self.dtype))
 
-    def argmax(self):
-        """The compact window-local argmax: the narrowest integer type the geometry needs."""
-        return self.out(self.core_geometry().local_argmax_dtype())
+    def argmax(self, int64_indices=False):
+        """The compact window-local argmax (the narrowest integer type the geometry needs), or with int64_indices
+        PyTorch's flat index in the (n, c) input plane."""
+        return self.out("int64" if int64_indices else self.core_geometry().local_argmax_dtype())
 
     def like_input(self):
         return jax.ShapeDtypeStruct(self.in_shape, np.dtype(self.dtype))
 
     def attrs(self):
-        a = dict(rank=self.rank, channels_last=self.channels_last, geometry=self.geometry)
-        if self.geometry == "window":
-            a.update(kernel=self.kernel, strides=self.strides, pads=self.pads, auto_pad=self.auto_pad, ceil_mode=0)
-        elif self.geometry == "adaptive":
-            a.update(output_size=self.output_size)
+        a = dict(rank=self.rank, channels_last=self.channels_last, geometry=self.geometry, ceil_mode=0)
+        a.update(self.params)
         a.update(self.options)
         return {k: _ffi.attr(v) for k, v in a.items()}
 
@@ -79,23 +80,40 @@ def _ints(v, name, rank=None):
     return t
 
 
-def _check_input(x, rank):
+FLOATS = "float32, float64, bfloat16 or float16"
+MAX_TYPES = FLOATS.replace(" or ", ", ") + ", uint8, int8, int16, int32 or int64"
+
+
+def _check_input(x, rank, integers=False):
+    """integers: the operator takes max pooling's integer types (as lax.reduce_window's max does)."""
     if x.ndim < rank + 2:
         raise ValueError(f"poolkit: inputs: needs a batch axis, {rank} spatial axes and a feature axis "
                          f"(got shape {tuple(x.shape)})")
-    if not jax.numpy.issubdtype(x.dtype, jax.numpy.floating):
-        raise TypeError(f"poolkit: inputs: dtype must be float32, float64, bfloat16 or float16 (got {x.dtype})")
+    floating = jax.numpy.issubdtype(x.dtype, jax.numpy.floating)
+    if integers and not floating and x.dtype not in INTEGERS:
+        raise TypeError(f"poolkit: inputs: dtype must be {MAX_TYPES} (got {x.dtype})")
+    if not integers and not floating:
+        raise TypeError(f"poolkit: inputs: dtype must be {FLOATS} (got {x.dtype}); of the integer types only max "
+                        "pooling and max-unpooling take")
+
+
+_FLOAT32_SEQUENCE = tuple(np.dtype(t) for t in ("float32", "float16", jax.numpy.bfloat16))
+INTEGERS = tuple(np.dtype(t) for t in ("uint8", "int8", "int16", "int32", "int64"))
 
 
 _PADDING_RULE = "poolkit: padding: must be 'VALID', 'SAME' or one (low, high) pair per window axis ({}) (got {!r})"
 
 
-def window(x, window_shape, strides, padding, channels_first, options=()):
+def _spec(x, rank, channels_first, geometry, params, options, integers):
+    _check_input(x, rank, integers)
+    return Spec(tuple(x.shape), str(x.dtype), rank, not channels_first, geometry, tuple(params), tuple(options))
+
+
+def window(x, window_shape, strides, padding, channels_first, options=(), integers=False):
     """flax.linen's window arguments: strides default to 1; padding 'VALID', 'SAME' or (low, high) pairs."""
     k = _ints(window_shape, "window_shape")
     rank = len(k)
     s = (1,) * rank if strides is None else _ints(strides, "strides", rank)
-    _check_input(x, rank)
     if isinstance(padding, str):
         auto = {"VALID": "VALID", "SAME": "SAME_UPPER"}.get(padding.upper())
         if auto is None:
@@ -106,18 +124,51 @@ def window(x, window_shape, strides, padding, channels_first, options=()):
         if len(pairs) != rank or any(len(p) != 2 for p in pairs):
             raise ValueError(_PADDING_RULE.format(rank, padding))
         auto, pads = "NOTSET", tuple(p[0] for p in pairs) + tuple(p[1] for p in pairs)
-    return Spec(tuple(x.shape), str(x.dtype), rank, not channels_first, "window", k, s, pads, auto,
-                options=tuple(options))
+    return _spec(x, rank, channels_first, "window", [("kernel", k), ("strides", s), ("pads", pads),
+                                                     ("auto_pad", auto)], options, integers)
 
 
-def adaptive(x, output_size, channels_first, options=()):
-    rank = len(output_size) if not isinstance(output_size, int) else x.ndim - 2
-    out = _ints(output_size, "output_size", rank)
-    _check_input(x, rank)
-    return Spec(tuple(x.shape), str(x.dtype), rank, not channels_first, "adaptive", output_size=out,
-                options=tuple(options))
+def torch_window(x, rank, kernel_size, stride, padding, dilation, ceil_mode, options=(), integers=False):
+    """PyTorch's window arguments over (N, C, spatial...): stride defaults to kernel_size, symmetric padding."""
+    k = _ints(kernel_size, "kernel_size", rank)
+    s = k if stride is None or (not isinstance(stride, int) and len(stride) == 0) else _ints(stride, "stride", rank)
+    return _spec(x, rank, True, "torch", [("kernel", k), ("strides", s), ("pads", _ints(padding, "padding", rank)),
+                                          ("dilation", _ints(dilation, "dilation", rank)),
+                                          ("ceil_mode", bool(ceil_mode))], options, integers)
 
 
-def global_(x, channels_first, options=()):
-    _check_input(x, 1)
-    return Spec(tuple(x.shape), str(x.dtype), x.ndim - 2, not channels_first, "global", options=tuple(options))
+def _output_size(output_size, rank, in_size):
+    """PyTorch's adaptive output_size: an int or one entry per axis, None meaning 'as the input'."""
+    if isinstance(output_size, (tuple, list)):
+        if len(output_size) != rank:
+            raise ValueError(f"poolkit: output_size: must have {rank} entries (got {len(output_size)})")
+        output_size = [s if o is None else o for o, s in zip(output_size, in_size)]
+    return _ints(output_size, "output_size", rank)
+
+
+def adaptive(x, output_size, channels_first, options=(), integers=False, rank=None):
+    rank = rank or (len(output_size) if not isinstance(output_size, int) else x.ndim - 2)
+    in_size = x.shape[-rank:] if channels_first else x.shape[-rank - 1:-1]
+    return _spec(x, rank, channels_first, "adaptive", [("output_size", _output_size(output_size, rank, in_size))],
+                 options, integers)
+
+
+def global_(x, channels_first, options=(), integers=False):
+    _check_input(x, 1, integers)  # at least one spatial axis
+    return _spec(x, x.ndim - 2, channels_first, "global", [], options, integers)
+
+
+def fractional(x, rank, kernel, output_size, output_ratio, channels_first):
+    """Fractional max pooling: output_size, or output_ratio (int(in * ratio) per axis). PyTorch computes the
+    window sequence in float32 for float32/float16/bfloat16 inputs, in float64 for the others (integers too)."""
+    _check_input(x, rank, True)  # before the sizes are read
+    in_size = list(x.shape[-rank:] if channels_first else x.shape[-rank - 1:-1])
+    k = _ints(kernel, "kernel_size", rank)
+    if (output_size is None) == (output_ratio is None):
+        raise ValueError("poolkit: output_size: fractional max pooling needs output_size or output_ratio (one)")
+    if output_size is None:
+        ratio = [float(r) for r in (output_ratio if hasattr(output_ratio, "__len__") else [output_ratio] * rank)]
+        output_size = _core.fractional_output_size(in_size, ratio, list(k))
+    out = _output_size(output_size, rank, in_size)
+    return _spec(x, rank, channels_first, "fractional", [("output_size", out), ("kernel", k),
+                                                         ("in_float", x.dtype in _FLOAT32_SEQUENCE)], (), True)

@@ -30,6 +30,7 @@ ffi::Error guarded(F&& f) {
 AvgOptions avg_options(const Attrs& a) {
   AvgOptions o;
   o.count_include_pad = attr<int64_t>(a, "count_include_pad") != 0;
+  if (auto d = a.get<int64_t>("divisor_override"); d.has_value()) o.divisor_override = *d;
   return o;
 }
 
@@ -44,11 +45,47 @@ StochasticOptions stochastic_options(const Attrs& a) {
   return StochasticOptions{attr<int64_t>(a, "training") != 0, uint64_t(attr<int64_t>(a, "seed"))};
 }
 
+// Mixed pooling's lambda comes as a buffer (it is differentiable): one value, or one per group of N under vmap
+// (the mapped axes lead, so group g is the g-th of lambda.size equal slices of N).
+double scalar_at(const Buf& b, int64_t i) {
+  if (b.element_type() == ffi::DataType::F64) return static_cast<const double*>(b.untyped_data())[i];
+  if (b.element_type() == ffi::DataType::F32) return static_cast<const float*>(b.untyped_data())[i];
+  fail("lambda_", "must be float32 or float64", ErrorKind::Type);
+}
+
+void put_scalar(Ret& b, int64_t i, double v) {
+  if (b->element_type() == ffi::DataType::F64) static_cast<double*>(b->untyped_data())[i] = v;
+  else static_cast<float*>(b->untyped_data())[i] = float(v);
+}
+
+MixedOptions mixed_options(const Attrs& a, double lambda) {
+  MixedOptions o;
+  o.lambda = lambda;
+  o.avg = avg_options(a);
+  return o;
+}
+
+// Calls f(group) once per lambda value, with `views` narrowed to that group's slice of N.
+template <class F>
+void per_lambda_group(const Buf& lambda, std::initializer_list<TensorView*> views, F&& f) {
+  const int64_t groups = int64_t(lambda.element_count()), n = (*views.begin())->shape[0];
+  if (groups < 1 || n % groups != 0)
+    fail("lambda_", "must hold one value, or one per vmapped batch entry (got " + std::to_string(groups) +
+                        " values for a batch of " + std::to_string(n) + ")");
+  std::vector<TensorView> whole;
+  for (auto* v : views) whole.push_back(*v);
+  for (int64_t g = 0; g < groups; ++g) {
+    size_t i = 0;
+    for (auto* v : views) *v = slice_n(whole[i++], g * (n / groups), n / groups);
+    f(g);
+  }
+}
+
 ffi::Error max_forward(Buf x, Ret y, Attrs a) {
   return guarded([&] {
     Layout l = layout_of(a);
     TensorView xv = view_of(x, l, "input");
-    max_pool_forward(geometry_of(a, spatial_size(xv)), xv, view_of(*y, l, "output"), {});
+    max_pool_forward(geometry_of(a, spatial_size(xv)), xv, output_view(*y, l, "output"), {});
   });
 }
 
@@ -56,14 +93,15 @@ ffi::Error max_forward_argmax(Buf x, Ret y, Ret argmax, Attrs a) {
   return guarded([&] {
     Layout l = layout_of(a);
     TensorView xv = view_of(x, l, "input");
-    max_pool_forward(geometry_of(a, spatial_size(xv)), xv, view_of(*y, l, "output"), view_of(*argmax, l, "indices"));
+    max_pool_forward(geometry_of(a, spatial_size(xv)), xv, output_view(*y, l, "output"),
+                     output_view(*argmax, l, "indices"));
   });
 }
 
 ffi::Error max_backward(Buf dy, Buf argmax, Ret dx, Attrs a) {
   return guarded([&] {
     Layout l = layout_of(a);
-    TensorView dxv = view_of(*dx, l, "grad_input");
+    TensorView dxv = output_view(*dx, l, "grad_input");
     max_pool_backward(geometry_of(a, spatial_size(dxv)), view_of(dy, l, "grad_output"), view_of(argmax, l, "indices"),
                       {}, dxv);
   });
@@ -73,14 +111,14 @@ ffi::Error avg_forward(Buf x, Ret y, Attrs a) {
   return guarded([&] {
     Layout l = layout_of(a);
     TensorView xv = view_of(x, l, "input");
-    avg_pool_forward(geometry_of(a, spatial_size(xv)), avg_options(a), xv, view_of(*y, l, "output"));
+    avg_pool_forward(geometry_of(a, spatial_size(xv)), avg_options(a), xv, output_view(*y, l, "output"));
   });
 }
 
 ffi::Error avg_backward(Buf dy, Ret dx, Attrs a) {
   return guarded([&] {
     Layout l = layout_of(a);
-    TensorView dxv = view_of(*dx, l, "grad_input");
+    TensorView dxv = output_view(*dx, l, "grad_input");
     avg_pool_backward(geometry_of(a, spatial_size(dxv)), avg_options(a), view_of(dy, l, "grad_output"), dxv);
   });
 }
@@ -89,14 +127,14 @@ ffi::Error lp_forward(Buf x, Ret y, Attrs a) {
   return guarded([&] {
     Layout l = layout_of(a);
     TensorView xv = view_of(x, l, "input");
-    lp_pool_forward(geometry_of(a, spatial_size(xv)), lp_options(a), xv, view_of(*y, l, "output"));
+    lp_pool_forward(geometry_of(a, spatial_size(xv)), lp_options(a), xv, output_view(*y, l, "output"));
   });
 }
 
 ffi::Error lp_backward(Buf dy, Buf x, Ret dx, Attrs a) {
   return guarded([&] {
     Layout l = layout_of(a);
-    TensorView dxv = view_of(*dx, l, "grad_input");
+    TensorView dxv = output_view(*dx, l, "grad_input");
     lp_pool_backward(geometry_of(a, spatial_size(dxv)), lp_options(a), view_of(dy, l, "grad_output"),
                      view_of(x, l, "input"), dxv);
   });
@@ -106,16 +144,81 @@ ffi::Error stochastic_forward(Buf x, Ret y, Attrs a) {
   return guarded([&] {
     Layout l = layout_of(a);
     TensorView xv = view_of(x, l, "input");
-    stochastic_pool_forward(geometry_of(a, spatial_size(xv)), stochastic_options(a), xv, view_of(*y, l, "output"));
+    stochastic_pool_forward(geometry_of(a, spatial_size(xv)), stochastic_options(a), xv, output_view(*y, l, "output"));
   });
 }
 
 ffi::Error stochastic_backward(Buf dy, Buf x, Ret dx, Attrs a) {
   return guarded([&] {
     Layout l = layout_of(a);
-    TensorView dxv = view_of(*dx, l, "grad_input");
+    TensorView dxv = output_view(*dx, l, "grad_input");
     stochastic_pool_backward(geometry_of(a, spatial_size(dxv)), stochastic_options(a), view_of(dy, l, "grad_output"),
                              view_of(x, l, "input"), dxv);
+  });
+}
+
+void fractional_forward(Buf& x, Buf& samples, Ret& y, Ret* argmax, const Attrs& a) {
+  Layout l = layout_of(a);
+  TensorView xv = view_of(x, l, "input");
+  fractional_max_pool_forward(geometry_of(a, spatial_size(xv)), samples_view(samples, l), xv,
+                              output_view(*y, l, "output"),
+                              argmax ? output_view(**argmax, l, "indices") : TensorView{});
+}
+
+ffi::Error fractional_forward_plain(Buf x, Buf samples, Ret y, Attrs a) {
+  return guarded([&] { fractional_forward(x, samples, y, nullptr, a); });
+}
+
+ffi::Error fractional_forward_argmax(Buf x, Buf samples, Ret y, Ret argmax, Attrs a) {
+  return guarded([&] { fractional_forward(x, samples, y, &argmax, a); });
+}
+
+ffi::Error fractional_backward(Buf dy, Buf argmax, Buf samples, Ret dx, Attrs a) {
+  return guarded([&] {
+    Layout l = layout_of(a);
+    TensorView dxv = output_view(*dx, l, "grad_input");
+    fractional_max_pool_backward(geometry_of(a, spatial_size(dxv)), samples_view(samples, l),
+                                 view_of(dy, l, "grad_output"), view_of(argmax, l, "indices"), {}, dxv);
+  });
+}
+
+ffi::Error unpool_forward(Buf x, Buf indices, Ret y, Attrs a) {
+  return guarded([&] {
+    Layout l = layout_of(a);
+    max_unpool_forward(view_of(x, l, "input"), view_of(indices, l, "indices"), output_view(*y, l, "output"));
+  });
+}
+
+ffi::Error unpool_backward(Buf dy, Buf indices, Ret dx, Attrs a) {
+  return guarded([&] {
+    Layout l = layout_of(a);
+    max_unpool_backward(view_of(dy, l, "grad_output"), view_of(indices, l, "indices"),
+                        output_view(*dx, l, "grad_input"));
+  });
+}
+
+ffi::Error mixed_forward(Buf x, Buf lambda, Ret y, Attrs a) {
+  return guarded([&] {
+    Layout l = layout_of(a);
+    TensorView xv = view_of(x, l, "input"), yv = output_view(*y, l, "output");
+    const Geometry g = geometry_of(a, spatial_size(xv));
+    per_lambda_group(lambda, {&xv, &yv}, [&](int64_t i) {
+      mixed_pool_forward(g, mixed_options(a, scalar_at(lambda, i)), xv, yv);
+    });
+  });
+}
+
+ffi::Error mixed_backward(Buf dy, Buf x, Buf lambda, Ret dx, Ret dlambda, Attrs a) {
+  return guarded([&] {
+    Layout l = layout_of(a);
+    TensorView dyv = view_of(dy, l, "grad_output"), xv = view_of(x, l, "input"),
+               dxv = output_view(*dx, l, "grad_input");
+    const Geometry g = geometry_of(a, spatial_size(dxv));
+    per_lambda_group(lambda, {&dyv, &xv, &dxv}, [&](int64_t i) {
+      double d = 0;
+      mixed_pool_backward(g, mixed_options(a, scalar_at(lambda, i)), dyv, xv, dxv, &d);
+      put_scalar(dlambda, i, d);
+    });
   });
 }
 
@@ -135,5 +238,20 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(StochasticForward, stochastic_forward,
                               ffi::Ffi::Bind().Arg<Buf>().Ret<Buf>().Attrs<Attrs>());
 XLA_FFI_DEFINE_HANDLER_SYMBOL(StochasticBackward, stochastic_backward,
                               ffi::Ffi::Bind().Arg<Buf>().Arg<Buf>().Ret<Buf>().Attrs<Attrs>());
+
+XLA_FFI_DEFINE_HANDLER_SYMBOL(FractionalForward, fractional_forward_plain,
+                              ffi::Ffi::Bind().Arg<Buf>().Arg<Buf>().Ret<Buf>().Attrs<Attrs>());
+XLA_FFI_DEFINE_HANDLER_SYMBOL(FractionalForwardArgmax, fractional_forward_argmax,
+                              ffi::Ffi::Bind().Arg<Buf>().Arg<Buf>().Ret<Buf>().Ret<Buf>().Attrs<Attrs>());
+XLA_FFI_DEFINE_HANDLER_SYMBOL(FractionalBackward, fractional_backward,
+                              ffi::Ffi::Bind().Arg<Buf>().Arg<Buf>().Arg<Buf>().Ret<Buf>().Attrs<Attrs>());
+XLA_FFI_DEFINE_HANDLER_SYMBOL(UnpoolForward, unpool_forward,
+                              ffi::Ffi::Bind().Arg<Buf>().Arg<Buf>().Ret<Buf>().Attrs<Attrs>());
+XLA_FFI_DEFINE_HANDLER_SYMBOL(UnpoolBackward, unpool_backward,
+                              ffi::Ffi::Bind().Arg<Buf>().Arg<Buf>().Ret<Buf>().Attrs<Attrs>());
+XLA_FFI_DEFINE_HANDLER_SYMBOL(MixedForward, mixed_forward,
+                              ffi::Ffi::Bind().Arg<Buf>().Arg<Buf>().Ret<Buf>().Attrs<Attrs>());
+XLA_FFI_DEFINE_HANDLER_SYMBOL(MixedBackward, mixed_backward,
+                              ffi::Ffi::Bind().Arg<Buf>().Arg<Buf>().Arg<Buf>().Ret<Buf>().Ret<Buf>().Attrs<Attrs>());
 
 }  // namespace poolkit::jax_ffi

@@ -1,5 +1,9 @@
 #include "views.hpp"
 
+#include <sys/mman.h>
+
+#include <cstdint>
+
 
 namespace poolkit::jax_ffi {
 namespace {
@@ -11,12 +15,13 @@ DType dtype_of(ffi::DataType t, const char* name) {
     case ffi::DataType::BF16: return DType::bf16;
     case ffi::DataType::F16: return DType::f16;
     case ffi::DataType::U8: return DType::u8;
+    case ffi::DataType::S8: return DType::i8;
     case ffi::DataType::S16: return DType::i16;
     case ffi::DataType::S32: return DType::i32;
     case ffi::DataType::S64: return DType::i64;
     default: break;
   }
-  fail(name, "dtype must be float32, float64, bfloat16 or float16", ErrorKind::Type);
+  fail(name, "dtype must be float32, float64, bfloat16, float16, uint8, int8, int16, int32 or int64", ErrorKind::Type);
 }
 
 std::vector<int64_t> ints(const ffi::Dictionary& attrs, const char* name) {
@@ -61,6 +66,36 @@ TensorView view_of(const ffi::AnyBuffer& b, const Layout& l, const char* name) {
   return v;
 }
 
+TensorView output_view(const ffi::AnyBuffer& b, const Layout& l, const char* name) {
+  // XLA's CPU client hands a large output over as fresh memory, each 4 KiB page of which faults (and is zeroed)
+  // on the kernel's first write: at the seed case's sizes that costs more than the pooling. Where transparent huge
+  // pages are on 'madvise' (this machine's default), asking for them on the buffer's 2 MiB-aligned interior, as
+  // NumPy does for its own arrays, faults 2 MiB at a time. A hint on this buffer alone: refused, nothing changes.
+  constexpr uintptr_t kHuge = uintptr_t(2) << 20;
+  const uintptr_t begin = (uintptr_t(b.untyped_data()) + kHuge - 1) & ~(kHuge - 1),
+                  end = (uintptr_t(b.untyped_data()) + b.size_bytes()) & ~(kHuge - 1);
+  if (end >= begin + 2 * kHuge) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
+  return view_of(b, l, name);
+}
+
+TensorView samples_view(const ffi::AnyBuffer& b, const Layout& l) {
+  auto d = b.dimensions();
+  const int r = int(d.size());
+  if (r < 3 || d[r - 1] != l.rank)
+    fail("_random_samples", "must be (batch..., C, " + std::to_string(l.rank) + ") (got " + std::to_string(r) +
+                                " axes)");
+  int64_t n = 1;
+  for (int i = 0; i < r - 2; ++i) n *= d[i];
+  TensorView v(b.untyped_data(), dtype_of(b.element_type(), "_random_samples"), Shape{n, d[r - 2], d[r - 1]});
+  return v;
+}
+
+TensorView slice_n(TensorView v, int64_t begin, int64_t count) {
+  v.data = static_cast<char*>(v.data) + begin * v.strides[0] * dtype_size(v.dtype);
+  v.shape[0] = count;
+  return v;
+}
+
 std::vector<int64_t> spatial_size(const TensorView& v) {
   return std::vector<int64_t>(v.shape.dims.begin() + 2, v.shape.dims.begin() + v.shape.rank);
 }
@@ -76,9 +111,16 @@ Geometry geometry_of(const ffi::Dictionary& attrs, const std::vector<int64_t>& i
     p.ceil_mode = attr<int64_t>(attrs, "ceil_mode") != 0;
     return onnx_geometry(in, p);
   }
+  if (kind == "torch")
+    return torch_geometry(in, ints(attrs, "kernel"), ints(attrs, "strides"), ints(attrs, "pads"),
+                          ints(attrs, "dilation"), attr<int64_t>(attrs, "ceil_mode") != 0);
+  if (kind == "fractional")
+    return fractional_geometry(in, ints(attrs, "output_size"), ints(attrs, "kernel"),
+                               attr<int64_t>(attrs, "in_float") != 0);
   if (kind == "adaptive") return adaptive_geometry(in, ints(attrs, "output_size"));
   if (kind == "global") return global_geometry(in);
-  fail("attribute geometry", "must be 'window', 'adaptive' or 'global' (got '" + std::string(kind) + "')");
+  fail("attribute geometry",
+       "must be 'window', 'torch', 'adaptive', 'global' or 'fractional' (got '" + std::string(kind) + "')");
 }
 
 }  // namespace poolkit::jax_ffi

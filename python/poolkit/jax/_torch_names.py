@@ -1,0 +1,71 @@
+"""torch.nn.functional's names, argument order and defaults over (N, C, spatial...) JAX arrays (an input without
+the batch axis is pooled as a batch of one): thin wrappers over the same custom calls as poolkit.jax's flax-style
+functions, with PyTorch's geometry (stride defaults to kernel_size, symmetric padding, dilation, ceil_mode)."""
+import jax
+
+from ..functional import unpool_size
+from . import _ops, _spec
+
+__all__ = []
+
+
+def _batched(input, rank, f):
+    if input.ndim == rank + 1:
+        return jax.tree.map(lambda y: y[0], f(input[None]))
+    if input.ndim != rank + 2:
+        raise ValueError(f"poolkit: input: must be (N, C) or (C) followed by {rank} spatial axes "
+                         f"(got shape {tuple(input.shape)})")
+    return f(input)
+
+
+def _make(r):
+    from . import _max, fractional_max_pool as _fractional, max_unpool as _unpool
+
+    def max_pool(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+        return _batched(input, r, lambda x: _max(
+            x, _spec.torch_window(x, r, kernel_size, stride, padding, dilation, ceil_mode, integers=True),
+            return_indices))
+
+    def avg_pool(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+                 divisor_override=None):
+        opts = [("count_include_pad", bool(count_include_pad))]
+        if divisor_override is not None:
+            opts.append(("divisor_override", _spec._ints(divisor_override, "divisor_override")[0]))
+        return _batched(input, r, lambda x: _ops.avg_pool(
+            x, _spec.torch_window(x, r, kernel_size, stride, padding, 1, ceil_mode, opts)))
+
+    def adaptive_max_pool(input, output_size, return_indices=False):
+        return _batched(input, r, lambda x: _max(
+            x, _spec.adaptive(x, output_size, True, integers=True, rank=r), return_indices))
+
+    def adaptive_avg_pool(input, output_size):
+        return _batched(input, r, lambda x: _ops.avg_pool(
+            x, _spec.adaptive(x, output_size, True, [("count_include_pad", False)], rank=r)))
+
+    def fractional_max_pool(input, kernel_size, output_size=None, output_ratio=None, return_indices=False,
+                            _random_samples=None, *, key=None):
+        k = _spec._ints(kernel_size, "kernel_size", r)
+        return _fractional(input, k, output_size, output_ratio, key=key, samples=_random_samples,
+                           channels_first=True, return_indices=return_indices)
+
+    def max_unpool(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+        x = input if input.ndim == r + 2 else input[None]
+        req = None if output_size is None else list(output_size)[-r:] if not isinstance(output_size, int) else \
+            output_size
+        return _unpool(input, indices, unpool_size(x, kernel_size, stride, padding, req), channels_first=True)
+
+    for fn in (max_pool, avg_pool, adaptive_max_pool, adaptive_avg_pool, max_unpool):
+        fn.__doc__ = f"torch.nn.functional's same-named function over (N, C, {r} spatial axes) JAX arrays."
+    fractional_max_pool.__doc__ = ("torch.nn.functional's fractional_max_pool over (N, C, spatial) JAX arrays; JAX "
+                                   "has no global random state: pass _random_samples (N, C, rank) or key=.")
+    for fn, base in ((max_pool, "max_pool"), (avg_pool, "avg_pool"), (adaptive_max_pool, "adaptive_max_pool"),
+                     (adaptive_avg_pool, "adaptive_avg_pool"), (fractional_max_pool, "fractional_max_pool"),
+                     (max_unpool, "max_unpool")):
+        fn.__name__ = fn.__qualname__ = f"{base}{r}d"
+        fn.__module__ = "poolkit.jax"  # documented and shown as poolkit.jax's own
+        globals()[fn.__name__] = fn
+        __all__.append(fn.__name__)
+
+
+for _r in (1, 2, 3):
+    _make(_r)
