@@ -6,7 +6,7 @@
 #include <memory>
 #include <new>
 
-#include "mx_args.hpp"
+#include "pkmex.hpp"
 #include "pool_plan.hpp"
 #include "poolkit/error.hpp"
 #include "poolkit/ops.hpp"
@@ -275,7 +275,8 @@ const char* error_id(poolkit::ErrorKind k) {
   }
 }
 
-// Runs one call; any error comes back as (id, message) with every C++ object of the call released.
+}  // namespace
+
 bool run(int nlhs, mxArray** plhs, int nrhs, const mxArray** prhs, MexError& err) {
   try {
     Outputs out;
@@ -304,9 +305,9 @@ bool run(int nlhs, mxArray** plhs, int nrhs, const mxArray** prhs, MexError& err
   return false;
 }
 
-}  // namespace
 }  // namespace pkmex
 
+#if !defined(PKMEX_OCTAVE)  // (Octave's native entry is pkmex_oct.cpp)
 void mexFunction(int nlhs, mxArray* plhs[], int nrhs, const mxArray* prhs[]) {
   char id[64] = "", message[1024] = "";
   try {
@@ -320,3 +321,4 @@ void mexFunction(int nlhs, mxArray* plhs[], int nrhs, const mxArray* prhs[]) {
   }  // err's strings are released here; only plain buffers remain for the error call, which does not return
   mexErrMsgIdAndTxt(id, "%s", message);
 }
+#endif
