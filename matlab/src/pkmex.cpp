@@ -61,17 +61,17 @@ bool is_compact(const mxArray* indx) {
   return c == mxUINT8_CLASS || c == mxINT16_CLASS || c == mxINT32_CLASS;
 }
 
-// indx in MATLAB's form: real double, whole numbers in [1, limit].
-const double* linear_indices(const mxArray* indx, int64_t limit) {
+// indx in MATLAB's form: real double (each entry is checked where it is used: linear_index.hpp).
+const double* linear_indices(const mxArray* indx) {
   if (mxGetClassID(indx) != mxDOUBLE_CLASS || mxIsComplex(indx) || mxIsSparse(indx))
     bad("indx", "must be real double linear indices (or the compact form of 'Indices','compact'), got " +
                     class_name(indx));
-  const double* v = static_cast<const double*>(mxGetData(indx));
-  int64_t i = first_bad_linear(v, int64_t(mxGetNumberOfElements(indx)), limit);
-  if (i >= 0)
-    bad("indx", "entry " + std::to_string(i + 1) + " is not a linear index in 1.." + std::to_string(limit),
+  return static_cast<const double*>(mxGetData(indx));
+}
+void check_linear(int64_t first_bad, int64_t limit) {
+  if (first_bad >= 0)
+    bad("indx", "entry " + std::to_string(first_bad + 1) + " is not a linear index in 1.." + std::to_string(limit),
         "poolkit:badIndex");
-  return v;
 }
 
 // Calls f(T*) with the elements of a single or double array.
@@ -218,10 +218,11 @@ void maxunpool(int, mxArray** plhs, int nrhs, const mxArray** prhs, Outputs& out
     check_numel(indx, int64_t(mxGetNumberOfElements(X)), "indx", "one entry per element of X");
     int64_t n = 1;
     for (int64_t s : size) n *= s;
-    const double* ix = linear_indices(indx, n);
+    const double* ix = linear_indices(indx);
     mxArray* Z = out.add(uninit(size, cls));
     with_float(X, [&](auto* x) {
-      scatter_linear<false>(ix, int64_t(mxGetNumberOfElements(X)), x, static_cast<decltype(x)>(mxGetData(Z)), n);
+      auto* z = static_cast<decltype(x)>(mxGetData(Z));
+      check_linear(scatter_linear<false>(ix, int64_t(mxGetNumberOfElements(X)), x, z, n), n);
     });
   } else {
     if (nrhs < 4) bad("maxunpool", "compact indices need the pooling's poolsize and options");
@@ -251,10 +252,12 @@ void maxunpool_backward(int, mxArray** plhs, int nrhs, const mxArray** prhs, Out
   check_float_array(dZ, "dZ");
   mxClassID cls = mxGetClassID(dZ);
   if (!is_compact(indx)) {
-    const double* ix = linear_indices(indx, int64_t(mxGetNumberOfElements(dZ)));
+    const double* ix = linear_indices(indx);
+    int64_t n = int64_t(mxGetNumberOfElements(dZ));
     mxArray* dX = out.add(uninit(dims_of(indx), cls));
     with_float(dZ, [&](auto* dz) {
-      gather_linear(ix, int64_t(mxGetNumberOfElements(indx)), dz, static_cast<decltype(dz)>(mxGetData(dX)));
+      auto* dx = static_cast<decltype(dz)>(mxGetData(dX));
+      check_linear(gather_linear(ix, int64_t(mxGetNumberOfElements(indx)), dz, dx, n), n);
     });
   } else {
     if (nrhs < 3) bad("maxunpool_backward", "compact indices need the pooling's poolsize and options");
@@ -282,10 +285,11 @@ void maxpool_backward(int, mxArray** plhs, int nrhs, const mxArray** prhs, Outpu
     check_numel(indx, int64_t(mxGetNumberOfElements(dY)), "indx", "one entry per element of dY");
     int64_t n = 1;
     for (int64_t s : size) n *= s;
-    const double* ix = linear_indices(indx, n);
+    const double* ix = linear_indices(indx);
     mxArray* dX = out.add(uninit(size, cls));
     with_float(dY, [&](auto* dy) {
-      scatter_linear<true>(ix, int64_t(mxGetNumberOfElements(dY)), dy, static_cast<decltype(dy)>(mxGetData(dX)), n);
+      auto* dx = static_cast<decltype(dy)>(mxGetData(dX));
+      check_linear(scatter_linear<true>(ix, int64_t(mxGetNumberOfElements(dY)), dy, dx, n), n);
     });
   } else {
     if (nrhs < 4) bad("maxpool_backward", "compact indices need the pooling's poolsize and options");
