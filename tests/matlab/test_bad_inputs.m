@@ -46,6 +46,9 @@ cases = {
   'poolkit:badIndex', 'indx', @() poolkit.maxunpool(Y, 0 * I, s);
   'poolkit:badIndex', 'indx', @() poolkit.maxpool_backward(Y, I + numel(X), s);
   'poolkit:badIndex', 'indx', @() poolkit.maxunpool_backward(X, I + numel(X));
+  'poolkit:badIndex', 'indx', @() poolkit.maxunpool(Y, max(I - 0.5, 1.5), s);  % in range, not whole
+  'poolkit:badIndex', 'indx', @() poolkit.maxpool_backward(Y, max(I - 0.5, 1.5), s);
+  'poolkit:badIndex', 'indx', @() poolkit.maxunpool_backward(X, max(I - 0.5, 1.5));
   bad, 'outputSize', @() poolkit.maxunpool(Y, I, [4 -4 2 3]);
   bad, 'inputSize', @() poolkit.maxpool_backward(Y, Ic, setfield(info, 'InputSize', [0 4 2 3]));
   bad, 'indx', @() poolkit.maxunpool(Y, int16(Ic), info);
