@@ -3,6 +3,7 @@
 
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <new>
@@ -93,8 +94,8 @@ mxArray::~mxArray() {
 
 octave_value mxArray::value() {
   if (!owned_) return value_;
-  dim_vector d = dim_vector::alloc(int(dims_.size()));
-  for (size_t i = 0; i < dims_.size(); ++i) d(int(i)) = octave_idx_type(dims_[i]);
+  dim_vector d = dim_vector::alloc(std::max(2, int(dims_.size())));  // Octave's arrays have two dimensions or more
+  for (int i = 0; i < d.ndims(); ++i) d(i) = i < int(dims_.size()) ? octave_idx_type(dims_[size_t(i)]) : 1;
   owned_ = false;  // from here the Array owns the memory (Array's deleter is std::allocator's, as allocated)
   return with_type(class_, [&](auto t) {
     using T = decltype(t);
