@@ -3,9 +3,9 @@
 % job (reshape to expose the 2x2 windows, then max / mean over them), and `poolkit bench --case seed` run
 % here in the same session. Run from the repository root after build.m:
 %   octave-cli matlab/examples/seed000.m
-% Times are medians of `reps` calls after one warm-up. In Octave every MEX output is copied once more on return
-% (Debian's Octave 7.3 is built without std::pmr, so mex.cc copies), and a fresh array costs its page faults: the
-% 'fresh array' rows time zeros() of the output's size, the floor of any call that returns a new array.
+% Times are medians of `reps` calls after one warm-up. Octave runs +poolkit/pkmex.oct (no copy of the outputs);
+% each call's outputs are fresh arrays, whose pages the kernel zeroes on first write: the 'fresh array' rows time
+% zeros() of the output's size in Octave.
 here = fileparts(mfilename('fullpath'));
 addpath(fullfile(here, '..'));
 reps = 7;

@@ -5,7 +5,11 @@
 #include <string>
 #include <vector>
 
+#if defined(PKMEX_OCTAVE)
+#include "mx_octave.hpp"  // Octave's native entry: the same calls over Octave's own arrays
+#else
 #include "mex.h"
+#endif
 
 namespace pkmex {
 

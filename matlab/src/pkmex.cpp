@@ -6,7 +6,8 @@
 #include <memory>
 #include <new>
 
-#include "mx_args.hpp"
+#include "pkmex.hpp"
+#include "linear_index.hpp"
 #include "pool_plan.hpp"
 #include "poolkit/error.hpp"
 #include "poolkit/ops.hpp"
@@ -60,21 +61,48 @@ bool is_compact(const mxArray* indx) {
   return c == mxUINT8_CLASS || c == mxINT16_CLASS || c == mxINT32_CLASS;
 }
 
-// indx in MATLAB's form: real double, whole numbers in [1, limit]; returned 0-based through f(i, offset).
-template <class F>
-void for_each_linear(const mxArray* indx, int64_t limit, F&& f) {
+// indx in MATLAB's form: real double (each entry is checked where it is used: linear_index.hpp).
+const double* linear_indices(const mxArray* indx) {
   if (mxGetClassID(indx) != mxDOUBLE_CLASS || mxIsComplex(indx) || mxIsSparse(indx))
     bad("indx", "must be real double linear indices (or the compact form of 'Indices','compact'), got " +
                     class_name(indx));
-  const double* v = static_cast<const double*>(mxGetData(indx));
-  int64_t n = int64_t(mxGetNumberOfElements(indx));
-  for (int64_t i = 0; i < n; ++i) {
-    double d = v[i];
-    if (!(d >= 1 && d <= double(limit)) || d != double(int64_t(d)))
-      bad("indx", "entry " + std::to_string(i + 1) + " is not a linear index in 1.." + std::to_string(limit),
-          "poolkit:badIndex");
-    f(i, int64_t(d) - 1);
+  return static_cast<const double*>(mxGetData(indx));
+}
+void check_linear(int64_t first_bad, int64_t limit) {
+  if (first_bad >= 0)
+    bad("indx", "entry " + std::to_string(first_bad + 1) + " is not a linear index in 1.." + std::to_string(limit),
+        "poolkit:badIndex");
+}
+
+// Calls f(T*) with the elements of a single or double array.
+template <class F>
+void with_float(const mxArray* a, F&& f) {
+  if (mxGetClassID(a) == mxSINGLE_CLASS) f(static_cast<float*>(mxGetData(a)));
+  else f(static_cast<double*>(mxGetData(a)));
+}
+
+// poolkit's max_pool_backward on compact indices: dx = 0, dx(window cell of each tap) += dy. The core calls the
+// taps 'argmax'; to the user they are indx.
+void route_taps(const Plan& p, const mxArray* dy, const mxArray* indx, const mxArray* dx) {
+  DType t = float_dtype(dy);
+  try {
+    poolkit::max_pool_backward(p.g, p.y_view(mxGetData(dy), t),
+                               p.y_view(mxGetData(indx), dtype_of_class(mxGetClassID(indx))), {},
+                               p.x_view(mxGetData(dx), t));
+  } catch (const poolkit::Error& e) {
+    if (e.kind() != poolkit::ErrorKind::Index) throw;
+    bad("indx", std::string("holds a tap outside its window or in the padding (") + e.what() + ")",
+        "poolkit:badIndex");
   }
+}
+
+// Whether no two windows share an input cell (then scattering a window's maximum is its gradient's routing).
+bool disjoint_windows(const poolkit::Geometry& g) {
+  for (int a = 0; a < g.rank; ++a) {
+    const poolkit::Axis& x = g.axes[a];
+    if (x.out > 1 && (x.kernel - 1) * x.dilation + 1 > x.stride) return false;
+  }
+  return true;
 }
 
 // Compact indices for plan p: the class poolkit stores for its window size, one per output cell.
@@ -135,7 +163,8 @@ void maxpool(int nlhs, mxArray** plhs, int nrhs, const mxArray** prhs, Outputs& 
       mxArray* A = out.add(uninit(p.ydims, class_of(at)));
       poolkit::max_pool_forward(p.g, xv, yv, p.y_view(mxGetData(A), at));
     } else {
-      std::unique_ptr<int32_t[]> taps(new int32_t[size_t(p.ynumel)]);  // room for the widest compact form
+      size_t width = at == DType::u8 ? 1 : at == DType::i16 ? 2 : 4;
+      std::unique_ptr<char[]> taps(new char[size_t(p.ynumel) * width]);  // the compact form, then converted
       poolkit::max_pool_forward(p.g, xv, yv, p.y_view(taps.get(), at));
       mxArray* I = out.add(uninit(p.ydims, mxDOUBLE_CLASS));
       double* ix = static_cast<double*>(mxGetData(I));
@@ -143,7 +172,7 @@ void maxpool(int nlhs, mxArray** plhs, int nrhs, const mxArray** prhs, Outputs& 
       auto linear = [&](auto tp) { wi.for_each(tp, true, [&](int64_t y, int64_t x) { ix[y] = double(x + 1); }); };
       if (at == DType::u8) linear(reinterpret_cast<const uint8_t*>(taps.get()));
       else if (at == DType::i16) linear(reinterpret_cast<const int16_t*>(taps.get()));
-      else linear(taps.get());
+      else linear(reinterpret_cast<const int32_t*>(taps.get()));
     }
   }
   out.release(plhs);
@@ -189,16 +218,23 @@ void maxunpool(int, mxArray** plhs, int nrhs, const mxArray** prhs, Outputs& out
     check_numel(indx, int64_t(mxGetNumberOfElements(X)), "indx", "one entry per element of X");
     int64_t n = 1;
     for (int64_t s : size) n *= s;
-    mxArray* Z = out.add(zeros(size, cls));
-    auto scatter = [&](auto* z, auto* x) { for_each_linear(indx, n, [&](int64_t i, int64_t o) { z[o] = x[i]; }); };
-    if (cls == mxSINGLE_CLASS) scatter(static_cast<float*>(mxGetData(Z)), static_cast<const float*>(mxGetData(X)));
-    else scatter(static_cast<double*>(mxGetData(Z)), static_cast<const double*>(mxGetData(X)));
+    const double* ix = linear_indices(indx);
+    mxArray* Z = out.add(uninit(size, cls));
+    with_float(X, [&](auto* x) {
+      auto* z = static_cast<decltype(x)>(mxGetData(Z));
+      check_linear(scatter_linear<false>(ix, int64_t(mxGetNumberOfElements(X)), x, z, n), n);
+    });
   } else {
     if (nrhs < 4) bad("maxunpool", "compact indices need the pooling's poolsize and options");
     Options o = parse_options(nrhs - 4, prhs + 4, {"stride", "padding", "dataformat", "poolformat"});
     Plan p = make_plan(size, prhs[3], o);
     check_compact(indx, p);
     check_numel(X, p.ynumel, "X", "the size of the pooled output");
+    if (disjoint_windows(p.g)) {  // each cell of Z is written by at most one window: the gradient's routing
+      route_taps(p, X, indx, out.add(uninit(p.xdims, cls)));
+      out.release(plhs);
+      return;
+    }
     mxArray* Z = out.add(zeros(p.xdims, cls));
     WindowIndex wi(p);  // serial: where windows overlap, the last output in X's order wins, as Z(indx) = X does
     if (cls == mxSINGLE_CLASS)
@@ -216,12 +252,13 @@ void maxunpool_backward(int, mxArray** plhs, int nrhs, const mxArray** prhs, Out
   check_float_array(dZ, "dZ");
   mxClassID cls = mxGetClassID(dZ);
   if (!is_compact(indx)) {
+    const double* ix = linear_indices(indx);
+    int64_t n = int64_t(mxGetNumberOfElements(dZ));
     mxArray* dX = out.add(uninit(dims_of(indx), cls));
-    auto gather = [&](auto* dx, auto* dz) {
-      for_each_linear(indx, int64_t(mxGetNumberOfElements(dZ)), [&](int64_t i, int64_t o) { dx[i] = dz[o]; });
-    };
-    if (cls == mxSINGLE_CLASS) gather(static_cast<float*>(mxGetData(dX)), static_cast<const float*>(mxGetData(dZ)));
-    else gather(static_cast<double*>(mxGetData(dX)), static_cast<const double*>(mxGetData(dZ)));
+    with_float(dZ, [&](auto* dz) {
+      auto* dx = static_cast<decltype(dz)>(mxGetData(dX));
+      check_linear(gather_linear(ix, int64_t(mxGetNumberOfElements(indx)), dz, dx, n), n);
+    });
   } else {
     if (nrhs < 3) bad("maxunpool_backward", "compact indices need the pooling's poolsize and options");
     Options o = parse_options(nrhs - 3, prhs + 3, {"stride", "padding", "dataformat", "poolformat"});
@@ -248,21 +285,19 @@ void maxpool_backward(int, mxArray** plhs, int nrhs, const mxArray** prhs, Outpu
     check_numel(indx, int64_t(mxGetNumberOfElements(dY)), "indx", "one entry per element of dY");
     int64_t n = 1;
     for (int64_t s : size) n *= s;
-    mxArray* dX = out.add(zeros(size, cls));
-    auto add = [&](auto* dx, auto* dy) { for_each_linear(indx, n, [&](int64_t i, int64_t o) { dx[o] += dy[i]; }); };
-    if (cls == mxSINGLE_CLASS) add(static_cast<float*>(mxGetData(dX)), static_cast<const float*>(mxGetData(dY)));
-    else add(static_cast<double*>(mxGetData(dX)), static_cast<const double*>(mxGetData(dY)));
+    const double* ix = linear_indices(indx);
+    mxArray* dX = out.add(uninit(size, cls));
+    with_float(dY, [&](auto* dy) {
+      auto* dx = static_cast<decltype(dy)>(mxGetData(dX));
+      check_linear(scatter_linear<true>(ix, int64_t(mxGetNumberOfElements(dY)), dy, dx, n), n);
+    });
   } else {
     if (nrhs < 4) bad("maxpool_backward", "compact indices need the pooling's poolsize and options");
     Options o = parse_options(nrhs - 4, prhs + 4, {"stride", "padding", "dataformat", "poolformat"});
     Plan p = make_plan(size, prhs[3], o);
     check_compact(indx, p);
     check_numel(dY, p.ynumel, "dY", "the size of the pooled output");
-    DType t = float_dtype(dY);
-    mxArray* dX = out.add(uninit(p.xdims, cls));
-    poolkit::max_pool_backward(p.g, p.y_view(mxGetData(dY), t),
-                               p.y_view(mxGetData(indx), dtype_of_class(mxGetClassID(indx))), {},
-                               p.x_view(mxGetData(dX), t));
+    route_taps(p, dY, indx, out.add(uninit(p.xdims, cls)));
   }
   out.release(plhs);
 }
@@ -275,7 +310,8 @@ const char* error_id(poolkit::ErrorKind k) {
   }
 }
 
-// Runs one call; any error comes back as (id, message) with every C++ object of the call released.
+}  // namespace
+
 bool run(int nlhs, mxArray** plhs, int nrhs, const mxArray** prhs, MexError& err) {
   try {
     Outputs out;
@@ -304,9 +340,9 @@ bool run(int nlhs, mxArray** plhs, int nrhs, const mxArray** prhs, MexError& err
   return false;
 }
 
-}  // namespace
 }  // namespace pkmex
 
+#if !defined(PKMEX_OCTAVE)  // (Octave's native entry is pkmex_oct.cpp)
 void mexFunction(int nlhs, mxArray* plhs[], int nrhs, const mxArray* prhs[]) {
   char id[64] = "", message[1024] = "";
   try {
@@ -320,3 +356,4 @@ void mexFunction(int nlhs, mxArray* plhs[], int nrhs, const mxArray* prhs[]) {
   }  // err's strings are released here; only plain buffers remain for the error call, which does not return
   mexErrMsgIdAndTxt(id, "%s", message);
 }
+#endif

@@ -11,11 +11,11 @@ if ! command -v octave-cli >/dev/null || ! command -v mkoctfile >/dev/null; then
 fi
 mkdir -p build
 quiet() { grep -v "ignoring const execution_exception" "$1" || true; }  # Octave 7's harmless line at exit
-rm -f matlab/+poolkit/pkmex.mex
+rm -f matlab/+poolkit/pkmex.mex matlab/+poolkit/pkmex.oct matlab/+poolkit/pkmex_mex.mex
 rc=0
 octave-cli --eval "run('matlab/build.m')" > build/octave-build.log 2>&1 || rc=$?
 quiet build/octave-build.log
-if [ "$rc" -ne 0 ] || [ ! -f matlab/+poolkit/pkmex.mex ]; then
+if [ "$rc" -ne 0 ] || [ ! -f matlab/+poolkit/pkmex.oct ] || [ ! -f matlab/+poolkit/pkmex_mex.mex ]; then
   echo "70-octave: matlab/build.m failed" >&2
   exit 1
 fi

@@ -46,13 +46,16 @@ cases = {
   'poolkit:badIndex', 'indx', @() poolkit.maxunpool(Y, 0 * I, s);
   'poolkit:badIndex', 'indx', @() poolkit.maxpool_backward(Y, I + numel(X), s);
   'poolkit:badIndex', 'indx', @() poolkit.maxunpool_backward(X, I + numel(X));
+  'poolkit:badIndex', 'indx', @() poolkit.maxunpool(Y, max(I - 0.5, 1.5), s);  % in range, not whole
+  'poolkit:badIndex', 'indx', @() poolkit.maxpool_backward(Y, max(I - 0.5, 1.5), s);
+  'poolkit:badIndex', 'indx', @() poolkit.maxunpool_backward(X, max(I - 0.5, 1.5));
   bad, 'outputSize', @() poolkit.maxunpool(Y, I, [4 -4 2 3]);
   bad, 'inputSize', @() poolkit.maxpool_backward(Y, Ic, setfield(info, 'InputSize', [0 4 2 3]));
   bad, 'indx', @() poolkit.maxunpool(Y, int16(Ic), info);
   bad, 'indx', @() poolkit.maxunpool(Y(:, :, :, 1:2), Ic(:, :, :, 1:2), info);
   'poolkit:badIndex', 'indx', @() poolkit.maxunpool(Y, Ic + 4, info);
   'poolkit:badIndex', 'indx', @() poolkit.maxunpool_backward(X, Ic + 4, info);
-  'poolkit:badIndex', 'argmax', @() poolkit.maxpool_backward(Y, Ic + 4, info);
+  'poolkit:badIndex', 'indx', @() poolkit.maxpool_backward(Y, Ic + 4, info);
   bad, 'dY', @() poolkit.maxpool_backward(Y(:, :, :, 1:2), Ic, info);
   bad, 'dY', @() poolkit.avgpool_backward(Y(:, :, :, 1:2), size(X), 2, 'Stride', 2, f{:});
   bad, 'dY', @() poolkit.avgpool_backward(int8(Y), size(X), 2, 'Stride', 2, f{:});

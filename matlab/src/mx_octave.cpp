@@ -1,0 +1,115 @@
+// The MEX API subset of mx_octave.hpp over Octave's arrays (compiled only into the Octave-native entry).
+#include "mx_octave.hpp"
+
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <new>
+
+namespace pkmex {
+namespace {
+
+// Outputs this large ask the kernel for 2 MiB pages before their first write: a fresh array's page faults
+// (one per 4 KiB otherwise) are a large share of a call that streams through memory once. Only the memory this
+// array gets is advised; the process's malloc settings are left alone.
+constexpr size_t kHugeFrom = size_t(4) << 20;
+
+void advise_huge(void* p, size_t bytes) {
+#ifdef MADV_HUGEPAGE
+  if (bytes < kHugeFrom) return;
+  constexpr uintptr_t huge = uintptr_t(2) << 20;
+  uintptr_t begin = (reinterpret_cast<uintptr_t>(p) + huge - 1) & ~(huge - 1);
+  uintptr_t end = (reinterpret_cast<uintptr_t>(p) + bytes) & ~(huge - 1);
+  if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);  // advice only
+#else
+  (void)p, (void)bytes;
+#endif
+}
+
+// Calls f(T{}) with T the element type Octave stores for a numeric class (octave_int<...> for integers).
+template <class F>
+decltype(auto) with_type(mxClassID c, F&& f) {
+  switch (c) {
+    case mxSINGLE_CLASS: return f(float{});
+    case mxUINT8_CLASS: return f(octave_uint8{});
+    case mxINT16_CLASS: return f(octave_int16{});
+    case mxINT32_CLASS: return f(octave_int32{});
+    case mxDOUBLE_CLASS: return f(double{});
+    default: throw std::bad_alloc();  // pkmex creates no other class
+  }
+}
+
+mxClassID class_of(const octave_value& v) {
+  if (v.is_double_type()) return mxDOUBLE_CLASS;
+  if (v.is_single_type()) return mxSINGLE_CLASS;
+  if (v.is_int8_type()) return mxINT8_CLASS;
+  if (v.is_uint8_type()) return mxUINT8_CLASS;
+  if (v.is_int16_type()) return mxINT16_CLASS;
+  if (v.is_uint16_type()) return mxUINT16_CLASS;
+  if (v.is_int32_type()) return mxINT32_CLASS;
+  if (v.is_uint32_type()) return mxUINT32_CLASS;
+  if (v.is_int64_type()) return mxINT64_CLASS;
+  if (v.is_uint64_type()) return mxUINT64_CLASS;
+  if (v.is_string()) return mxCHAR_CLASS;
+  if (v.islogical()) return mxLOGICAL_CLASS;
+  if (v.iscell()) return mxCELL_CLASS;
+  if (v.isstruct()) return mxSTRUCT_CLASS;
+  if (v.is_function_handle()) return mxFUNCTION_CLASS;
+  return mxUNKNOWN_CLASS;
+}
+
+}  // namespace
+
+mxArray::mxArray(const octave_value& v) : value_(v), class_(class_of(v)), class_name_(v.class_name()) {
+  dim_vector d = v.dims();
+  for (int i = 0; i < d.ndims(); ++i) dims_.push_back(mwSize(d(i)));
+  numel_ = size_t(v.numel());
+  if (v.isnumeric() && !v.iscomplex() && !v.issparse()) {
+    if (!v.mex_get_data()) value_ = v.full_value();  // e.g. a range such as 1:3, which stores no elements
+    data_ = const_cast<void*>(value_.mex_get_data());  // an argument is only read
+  }
+}
+
+mxArray::mxArray(mxClassID cls, const std::vector<mwSize>& dims, bool zero)
+    : class_(cls), dims_(dims), numel_(1), owned_(true) {
+  for (mwSize n : dims) numel_ *= size_t(n);
+  with_type(cls, [&](auto t) {
+    using T = decltype(t);
+    T* p = std::allocator<T>().allocate(numel_);  // raw memory: Octave's Array(dv) would write every element
+    advise_huge(p, numel_ * sizeof(T));
+    if (zero) std::memset(static_cast<void*>(p), 0, numel_ * sizeof(T));
+    data_ = p;
+  });
+}
+
+mxArray::~mxArray() {
+  if (owned_)
+    with_type(class_, [&](auto t) {
+      using T = decltype(t);
+      std::allocator<T>().deallocate(static_cast<T*>(data_), numel_);
+    });
+}
+
+octave_value mxArray::value() {
+  if (!owned_) return value_;
+  dim_vector d = dim_vector::alloc(std::max(2, int(dims_.size())));  // Octave's arrays have two dimensions or more
+  for (int i = 0; i < d.ndims(); ++i) d(i) = i < int(dims_.size()) ? octave_idx_type(dims_[size_t(i)]) : 1;
+  owned_ = false;  // from here the Array owns the memory (Array's deleter is std::allocator's, as allocated)
+  return with_type(class_, [&](auto t) {
+    using T = decltype(t);
+    return octave_value(Array<T>(static_cast<T*>(data_), d));
+  });
+}
+
+int mxGetString(const mxArray* a, char* buf, mwSize n) {
+  if (n <= 0) return 1;
+  std::string s = a->input().string_value();
+  size_t k = std::min(s.size(), size_t(n - 1));
+  std::memcpy(buf, s.data(), k);
+  buf[k] = '\0';
+  return k == s.size() ? 0 : 1;
+}
+
+}  // namespace pkmex
