@@ -48,6 +48,58 @@ inline int64_t index_value(const ForwardJob& j, int kIdx, int64_t v, int64_t k, 
   return code;
 }
 
+// Flat int64 indices from tap numbers by vectors: lanes of int32 (the plane's cells fit: see simd_forward) take
+// their tap's code from a table in one register, add the lane part ((k / group) * flat_step, per job) and the
+// vector's part, and widen to int64. Jobs whose taps outnumber the table's lanes (or 8-byte values) keep the
+// lane-by-lane loop.
+template <class D>
+class FlatIndices {
+#if HWY_TARGET == HWY_SCALAR
+ public:
+  explicit FlatIndices(const ForwardJob&) {}
+  bool on() const { return false; }
+  template <class TU> void store(const TU*, int64_t*, int64_t, bool) const {}
+#else
+  using D32 = hn::CappedTag<int32_t, HWY_MIN(16, hn::MaxLanes(D()))>;
+  static constexpr size_t kMax = hn::MaxLanes(D());
+
+ public:
+  explicit FlatIndices(const ForwardJob& j) {
+    const D32 d32;
+    on_ = sizeof(hn::TFromD<D>) <= 4 && j.form == IndexForm::I64 && j.ntaps <= int(hn::Lanes(d32));
+    if (!on_) return;
+    for (int t = 0; t < j.ntaps; ++t) code_[t] = int32_t(j.tap_code[t]);
+    for (size_t i = 0; i < hn::Lanes(D()); ++i) lane_part_[i] = int32_t(int64_t(i) / j.lanes.group * j.flat_step);
+  }
+  bool on() const { return on_; }
+  // lanes [0, N) of tap numbers `tap` to out[0, N), plus `base`; streaming stores where `stream`
+  template <class TU>
+  HWY_INLINE void store(const TU* tap, int64_t* out, int64_t base, bool stream) const {
+    const D32 d32;
+    const hn::Rebind<TU, D32> dt;
+    const hn::Repartition<int64_t, D32> d64;
+    const hn::Half<D32> dh;
+    const int64_t L = int64_t(hn::Lanes(d32)), N = int64_t(hn::Lanes(D()));
+    const auto add = hn::Set(d32, int32_t(base)), codes = hn::Load(d32, code_);
+    for (int64_t c = 0; c < N; c += L) {
+      hn::Vec<D32> t;
+      if constexpr (sizeof(TU) == 4) t = hn::BitCast(d32, hn::LoadU(dt, tap + c));
+      else if constexpr (sizeof(TU) < 4) t = hn::PromoteTo(d32, hn::LoadU(dt, tap + c));
+      else return;  // (8-byte values: never on)
+      auto v = hn::TableLookupLanes(codes, hn::IndicesFromVec(d32, t));
+      v = hn::Add(v, hn::Add(hn::LoadU(d32, lane_part_ + c), add));
+      put(d64, hn::PromoteTo(d64, hn::LowerHalf(dh, v)), out + c, stream);
+      put(d64, hn::PromoteTo(d64, hn::UpperHalf(dh, v)), out + c + L / 2, stream);
+    }
+  }
+
+ private:
+  bool on_ = false;
+  HWY_ALIGN int32_t code_[hn::MaxLanes(D32())] = {};
+  HWY_ALIGN int32_t lane_part_[kMax];
+#endif
+};
+
 template <class D, int kIdx, int M>
 HWY_NOINLINE void int_max_rows(const ForwardJob& j) {
   using T = hn::TFromD<D>;
@@ -60,6 +112,10 @@ HWY_NOINLINE void int_max_rows(const ForwardJob& j) {
   const RowPrefetch<T> ahead(j);
   const int64_t ai = form_bytes(j.form);
   const bool stream = streams<T>(d, j, kIdx == kIntCode && ai == int64_t(sizeof(T)) ? ai : 0);
+  const FlatIndices<D> flat(j);
+  // int64 indices stream too where each of their lines is whole (8 lanes a line, from an aligned start)
+  const bool stream_flat = stream && flat.on() && reinterpret_cast<uintptr_t>(j.argmax) % 64 == 0 &&
+                           j.y_row_step % 8 == 0 && N % 8 == 0;
   int64_t period_row = j.code_row_first % j.code_period;
   for (int64_t row = 0; row < j.rows; ++row, period_row = period_row + 1 == j.code_period ? 0 : period_row + 1) {
     const T* x = static_cast<const T*>(j.x) + row * j.x_row_step;
@@ -90,7 +146,10 @@ HWY_NOINLINE void int_max_rows(const ForwardJob& j) {
           } else {
             HWY_ALIGN TU buf[hn::MaxLanes(du)];
             hn::Store(idx, du, buf);
-            if (j.form == IndexForm::I64 && l.group == 1) {  // (flat indices of lanes one output each: no division)
+            if (flat.on()) {
+              flat.store(buf, reinterpret_cast<int64_t*>(am) + lane, (lane / l.group) * j.flat_step + row_code,
+                         stream_flat);
+            } else if (j.form == IndexForm::I64 && l.group == 1) {  // (flat indices of lanes one output each: no division)
               int64_t* out = reinterpret_cast<int64_t*>(am) + lane;
               const int64_t base = lane * j.flat_step + row_code;
               for (int64_t i = 0; i < N; ++i) out[i] = j.tap_code[buf[i]] + base + i * j.flat_step;
