@@ -8,9 +8,11 @@
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
 #include <hwy/highway.h>
 
+#include <algorithm>
 #include <limits>
 
 #include "src/cpu/kernels_forward-inl.h"
+#include "src/cpu/prefetch.hpp"
 
 HWY_BEFORE_NAMESPACE();
 namespace poolkit::cpu::HWY_NAMESPACE {
@@ -220,7 +222,75 @@ void int_max_forward(const ForwardJob& j) {
   int_max_rows<hn::ScalableTag<T>, kIntTap, kScalarOnly>(j);  // (the scalar loop keeps tap numbers in an int)
 }
 
+// 3x3 windows of stride 2 over a channels-first plane, no argmax (see K3S2ForwardJob): max is exact and
+// order-free for integers, so per output row the three input rows' maxima first, cell by cell, into a row with
+// the type's lowest value in its padding, then the three taps along it from one pair split (the windows overlap
+// by a cell: ConcatEven at +0 and +2, ConcatOdd at +1). Each input cell is loaded once (twice: the row two
+// output rows share), not nine times by pair loads. Vectors as wide as each pass's row allows (dv along the
+// input row, d along the output row); the last of a row overlaps the one before (the same bits again).
+template <class DV, class D>
+void int_k3s2_plane(DV dv, D d, const K3S2ForwardJob& j) {
+  using T = hn::TFromD<D>;
+  const int64_t NV = int64_t(hn::Lanes(dv)), N = int64_t(hn::Lanes(d)), H = j.height, W = j.width, OW = j.out_w;
+  const T* x = static_cast<const T*>(j.x);
+  T* b = static_cast<T*>(j.row_max);  // b[pw + w]: the max of column w's rows; room: see the header
+  std::fill(b, b + j.pad_w + W + 2 * N + 2, std::numeric_limits<T>::lowest());
+  T* bw = b + j.pad_w;
+  for (int64_t oh = 0; oh < j.out_h; ++oh) {
+    const int64_t top = 2 * oh - j.pad_h, r0 = std::max<int64_t>(0, top), r1 = std::min(H, top + 3);
+    for (int64_t r = top + 9; r < top + 11; ++r) {  // (two rows four output rows ahead, on into the next plane)
+      const T* row = r < H ? x + r * j.x_row : j.x_next ? static_cast<const T*>(j.x_next) + (r - H) * j.x_row : nullptr;
+      if (row && r - H < H)
+        for (int64_t c = 0; c < W * int64_t(sizeof(T)); c += 64) prefetch(reinterpret_cast<const char*>(row) + c);
+    }
+    for (int64_t w = 0;; w = std::min(w + NV, W - NV)) {
+      auto m = hn::LoadU(dv, x + r0 * j.x_row + w);
+      for (int64_t r = r0 + 1; r < r1; ++r) m = hn::Max(m, hn::LoadU(dv, x + r * j.x_row + w));
+      hn::StoreU(m, dv, bw + w);
+      if (w == W - NV) break;
+    }
+    T* y = static_cast<T*>(j.y) + oh * j.y_row;
+    for (int64_t o = 0;; o = std::min(o + N, OW - N)) {
+      const T* p = b + 2 * o;  // window o: cells 2o, 2o + 1, 2o + 2 of b
+      const auto lo = hn::LoadU(d, p), hi = hn::LoadU(d, p + N);
+      const auto m = hn::Max(hn::Max(hn::ConcatEven(d, hi, lo), hn::ConcatOdd(d, hi, lo)),
+                             hn::ConcatEven(d, hn::LoadU(d, p + 2 + N), hn::LoadU(d, p + 2)));
+      hn::StoreU(m, d, y + o);
+      if (o == OW - N) break;
+    }
+  }
+}
+
+template <class T>
+bool int_k3s2(const K3S2ForwardJob& j) {
+#if HWY_TARGET == HWY_SCALAR
+  (void)j;
+  return false;
+#else
+  const hn::ScalableTag<T> d;
+  const hn::CappedTag<T, 32 / sizeof(T)> d32;
+  const hn::CappedTag<T, 16 / sizeof(T)> d16;
+  const int64_t full = int64_t(hn::Lanes(d)), half = int64_t(hn::Lanes(d32)), quarter = int64_t(hn::Lanes(d16));
+  if (j.am || j.out_w < quarter || j.width < 2 * quarter) return false;
+  auto run = [&](auto dv) {
+    if (j.out_w >= full) return int_k3s2_plane(dv, d, j);
+    if (j.out_w >= half) return int_k3s2_plane(dv, d32, j);
+    int_k3s2_plane(dv, d16, j);
+  };
+  if (j.width >= full) run(d);
+  else if (j.width >= half) run(d32);
+  else run(d16);
+  return true;
+#endif
+}
+
 }  // namespace
+
+bool K3S2MaxForwardU8(const K3S2ForwardJob& j) { return int_k3s2<uint8_t>(j); }
+bool K3S2MaxForwardI8(const K3S2ForwardJob& j) { return int_k3s2<int8_t>(j); }
+bool K3S2MaxForwardI16(const K3S2ForwardJob& j) { return int_k3s2<int16_t>(j); }
+bool K3S2MaxForwardI32(const K3S2ForwardJob& j) { return int_k3s2<int32_t>(j); }
+bool K3S2MaxForwardI64(const K3S2ForwardJob& j) { return int_k3s2<int64_t>(j); }
 
 void MaxForwardU8(const ForwardJob& j) { int_max_forward<uint8_t>(j); }
 void MaxForwardI8(const ForwardJob& j) { int_max_forward<int8_t>(j); }
@@ -238,5 +308,19 @@ POOLKIT_KERNEL_DISPATCH(MaxForwardI8, max_forward_i8, ForwardJob)
 POOLKIT_KERNEL_DISPATCH(MaxForwardI16, max_forward_i16, ForwardJob)
 POOLKIT_KERNEL_DISPATCH(MaxForwardI32, max_forward_i32, ForwardJob)
 POOLKIT_KERNEL_DISPATCH(MaxForwardI64, max_forward_i64, ForwardJob)
+HWY_EXPORT(K3S2MaxForwardU8);
+HWY_EXPORT(K3S2MaxForwardI8);
+HWY_EXPORT(K3S2MaxForwardI16);
+HWY_EXPORT(K3S2MaxForwardI32);
+HWY_EXPORT(K3S2MaxForwardI64);
+bool k3s2_max_forward_int(DType t, const K3S2ForwardJob& j) {
+  switch (t) {
+    case DType::u8: return HWY_DYNAMIC_DISPATCH(K3S2MaxForwardU8)(j);
+    case DType::i8: return HWY_DYNAMIC_DISPATCH(K3S2MaxForwardI8)(j);
+    case DType::i16: return HWY_DYNAMIC_DISPATCH(K3S2MaxForwardI16)(j);
+    case DType::i32: return HWY_DYNAMIC_DISPATCH(K3S2MaxForwardI32)(j);
+    default: return HWY_DYNAMIC_DISPATCH(K3S2MaxForwardI64)(j);
+  }
+}
 }  // namespace poolkit::cpu
 #endif
