@@ -210,11 +210,11 @@ bool blocked_forward(const Forward& f) {
 }
 
 // Max of 3x3 windows of stride 2 (padding 0 or 1) in channels-first 2-D planes, without an index or with the
-// one-byte one: kernels_k3s2_forward.cpp (integers, without an index: kernels_int.cpp), a plane per task. False
+// one-byte one: kernels_k3s2_forward.cpp (integers: kernels_int.cpp), a plane per task. False
 // where it does not apply or the target has no vector pair loads.
 bool k3s2_forward(const Forward& f, DType dt) {
   const Axis &A = f.tab.t.axis, &B = f.tab.h.axis, &W = f.tab.w.axis;
-  const bool index_ok = f.form == IndexForm::None || (f.form == IndexForm::U8 && !is_integer(dt));
+  const bool index_ok = f.form == IndexForm::None || (f.form == IndexForm::U8 && (!is_integer(dt) || f.x.esize == 1));
   if (!f.is_max || !index_ok || A.in != 1 || A.out != 1 || A.kernel != 1 || !k3s2_axis(B) || !k3s2_axis(W) ||
       f.x.s[4] != 1 || f.y.s[4] != 1 || W.out < 16 || W.in < 32)
     return false;  // (narrower rows: the general kernel's blocks of planes do better than an output at a time)
@@ -236,7 +236,7 @@ bool k3s2_forward(const Forward& f, DType dt) {
       case DType::f64: return k3s2_max_forward_f64(j);
       case DType::bf16: return k3s2_max_forward_bf16(j);
       case DType::f16: return k3s2_max_forward_f16(j);
-      default: return k3s2_max_forward_int(dt, j);  // (integers: without an argmax)
+      default: return k3s2_max_forward_int(dt, j);
     }
   });
 }

@@ -261,6 +261,70 @@ void int_k3s2_plane(DV dv, D d, const K3S2ForwardJob& j) {
   }
 }
 
+// The same windows with the one-byte argmax (8-bit types): the reference's first maximum in row-major order is
+// each row's first maximum (its three taps in order), then the rows in order, a row replacing only where greater.
+// Each input row is copied once into a row with the type's lowest value in its padding (three rotating copies:
+// the row two output rows share stays); a padding cell is never taken: lowest is never greater than the real
+// cell beside it, and the left one (tap 0 of output 0) gives way to tap 1 whatever its value.
+template <class D>
+void int_k3s2_plane_argmax(D d, const K3S2ForwardJob& j) {
+  using T = hn::TFromD<D>;
+  const int64_t N = int64_t(hn::Lanes(d)), H = j.height, W = j.width, OW = j.out_w, pw = j.pad_w;
+  const int64_t span = pw + W + 2 * N + 2;  // one padded row; room for three: see the header
+  const T* x = static_cast<const T*>(j.x);
+  T* row[3] = {static_cast<T*>(j.row_max), static_cast<T*>(j.row_max) + span, static_cast<T*>(j.row_max) + 2 * span};
+  std::fill(row[0], row[0] + 3 * span, std::numeric_limits<T>::lowest());
+  int64_t held = -1;  // the input row in row[0] (the previous output row's last)
+  const auto first_lane = hn::FirstN(d, pw == 1 ? 1 : 0);
+  for (int64_t oh = 0; oh < j.out_h; ++oh) {
+    const int64_t top = 2 * oh - j.pad_h;
+    for (int64_t r = top + 9; r < top + 11; ++r) {  // (two rows four output rows ahead, on into the next plane)
+      const T* ahead = r < H ? x + r * j.x_row : j.x_next ? static_cast<const T*>(j.x_next) + (r - H) * j.x_row : nullptr;
+      if (ahead && r - H < H)
+        for (int64_t c = 0; c < W; c += 64) prefetch(reinterpret_cast<const char*>(ahead) + c);
+    }
+    for (int jh = held == top ? 1 : 0; jh < 3; ++jh) {  // (row[0] may hold the top row already)
+      const int64_t r = top + jh;
+      if (r < 0 || r >= H) continue;
+      for (int64_t w = 0;; w = std::min(w + N, W - N)) {
+        hn::StoreU(hn::LoadU(d, x + r * j.x_row + w), d, row[jh] + pw + w);
+        if (w == W - N) break;
+      }
+    }
+    T* y = static_cast<T*>(j.y) + oh * j.y_row;
+    uint8_t* am = j.am + oh * j.y_row;
+    for (int64_t o = 0;; o = std::min(o + N, OW - N)) {
+      hn::Vec<D> best;
+      hn::Vec<D> code;
+      bool first = true;
+      for (int jh = 0; jh < 3; ++jh) {
+        if (top + jh < 0 || top + jh >= H) continue;
+        const T* p = row[jh] + 2 * o;  // window o: cells 2o, 2o + 1, 2o + 2 of the padded row
+        const auto lo = hn::LoadU(d, p), hi = hn::LoadU(d, p + N);
+        auto m = hn::ConcatEven(d, hi, lo);
+        auto c = hn::Set(d, T(3 * jh));
+        const auto t1 = hn::ConcatOdd(d, hi, lo);
+        auto take = hn::Or(hn::Gt(t1, m), o == 0 ? first_lane : hn::FirstN(d, 0));
+        m = hn::IfThenElse(take, t1, m), c = hn::IfThenElse(take, hn::Set(d, T(3 * jh + 1)), c);
+        const auto t2 = hn::ConcatEven(d, hn::LoadU(d, p + 2 + N), hn::LoadU(d, p + 2));
+        take = hn::Gt(t2, m);
+        m = hn::IfThenElse(take, t2, m), c = hn::IfThenElse(take, hn::Set(d, T(3 * jh + 2)), c);
+        if (first) {
+          best = m, code = c, first = false;
+        } else {
+          take = hn::Gt(m, best);
+          best = hn::IfThenElse(take, m, best), code = hn::IfThenElse(take, c, code);
+        }
+      }
+      hn::StoreU(best, d, y + o);
+      hn::StoreU(hn::BitCast(hn::RebindToUnsigned<D>(), code), hn::RebindToUnsigned<D>(), am + o);
+      if (o == OW - N) break;
+    }
+    std::swap(row[0], row[2]);  // (the bottom row: the next output row's top)
+    held = top + 2;
+  }
+}
+
 template <class T>
 bool int_k3s2(const K3S2ForwardJob& j) {
 #if HWY_TARGET == HWY_SCALAR
@@ -271,7 +335,15 @@ bool int_k3s2(const K3S2ForwardJob& j) {
   const hn::CappedTag<T, 32 / sizeof(T)> d32;
   const hn::CappedTag<T, 16 / sizeof(T)> d16;
   const int64_t full = int64_t(hn::Lanes(d)), half = int64_t(hn::Lanes(d32)), quarter = int64_t(hn::Lanes(d16));
-  if (j.am || j.out_w < quarter || j.width < 2 * quarter) return false;
+  if ((j.am && sizeof(T) != 1) || j.out_w < quarter || j.width < 2 * quarter) return false;
+  if constexpr (sizeof(T) == 1) {
+    if (j.am) {
+      if (j.out_w >= full) int_k3s2_plane_argmax(d, j);
+      else if (j.out_w >= half) int_k3s2_plane_argmax(d32, j);
+      else int_k3s2_plane_argmax(d16, j);
+      return true;
+    }
+  }
   auto run = [&](auto dv) {
     if (j.out_w >= full) return int_k3s2_plane(dv, d, j);
     if (j.out_w >= half) return int_k3s2_plane(dv, d32, j);
