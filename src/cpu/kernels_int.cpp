@@ -1,6 +1,7 @@
 // The integer max forward kernels (kernels_int.hpp). The argmax is followed in lanes of the values' width: its
-// code itself where the form is no wider (and not flat), else the tap's number, turned into its code lane by
-// lane on store. One template for the five types; 8-bit lanes fill a 64-byte vector with 64 outputs.
+// code itself where the form is no wider (and not flat), else the tap's number, turned into its code on store
+// (int64 flat indices by vectors, other forms lane by lane). One template for the five types; 8-bit lanes fill
+// a 64-byte vector with 64 outputs. Channels-first 3x3 stride-2 planes have their own kernel (int_k3s2).
 #include "src/cpu/kernels_int.hpp"
 
 #undef HWY_TARGET_INCLUDE
