@@ -210,12 +210,13 @@ bool blocked_forward(const Forward& f) {
 }
 
 // Max of 3x3 windows of stride 2 (padding 0 or 1) in channels-first 2-D planes, without an index or with the
-// one-byte one: kernels_k3s2_forward.cpp, a plane per task. False where it does not apply or the target has no
-// vector pair loads.
+// one-byte one: kernels_k3s2_forward.cpp (integers: kernels_int.cpp), a plane per task. False
+// where it does not apply or the target has no vector pair loads.
 bool k3s2_forward(const Forward& f, DType dt) {
   const Axis &A = f.tab.t.axis, &B = f.tab.h.axis, &W = f.tab.w.axis;
-  if (!f.is_max || (f.form != IndexForm::None && f.form != IndexForm::U8) || A.in != 1 || A.out != 1 ||
-      A.kernel != 1 || !k3s2_axis(B) || !k3s2_axis(W) || f.x.s[4] != 1 || f.y.s[4] != 1 || W.out < 16 || W.in < 32)
+  const bool index_ok = f.form == IndexForm::None || (f.form == IndexForm::U8 && (!is_integer(dt) || f.x.esize == 1));
+  if (!f.is_max || !index_ok || A.in != 1 || A.out != 1 || A.kernel != 1 || !k3s2_axis(B) || !k3s2_axis(W) ||
+      f.x.s[4] != 1 || f.y.s[4] != 1 || W.out < 16 || W.in < 32)
     return false;  // (narrower rows: the general kernel's blocks of planes do better than an output at a time)
   K3S2ForwardJob job;
   job.x_row = f.x.s[3], job.y_row = f.y.s[3];
@@ -234,7 +235,8 @@ bool k3s2_forward(const Forward& f, DType dt) {
       case DType::f32: return k3s2_max_forward_f32(j);
       case DType::f64: return k3s2_max_forward_f64(j);
       case DType::bf16: return k3s2_max_forward_bf16(j);
-      default: return k3s2_max_forward_f16(j);
+      case DType::f16: return k3s2_max_forward_f16(j);
+      default: return k3s2_max_forward_int(dt, j);
     }
   });
 }
@@ -286,7 +288,7 @@ bool simd_forward(Forward& f, const TensorView& x, const TensorView& y) {
         plane_average_forward(f.x, f.y, x.dtype, f.N, f.C, f.tab.t.axis.in, f.tab.h.axis.in, f.tab.w.axis.in,
                               double(f.divisor(0, 0, 0)), f.work))
       return true;
-    if (!integer && k3s2_forward(f, x.dtype)) return true;
+    if (k3s2_forward(f, x.dtype)) return true;
     if (blocks_pay(f.tab) && blocked_forward(f)) return true;
   } else if (last) {
     if (!f.is_max && one_window(f.tab.t) && one_window(f.tab.h) && one_window(f.tab.w) &&

@@ -1,6 +1,7 @@
 // The integer max forward kernels (kernels_int.hpp). The argmax is followed in lanes of the values' width: its
-// code itself where the form is no wider (and not flat), else the tap's number, turned into its code lane by
-// lane on store. One template for the five types; 8-bit lanes fill a 64-byte vector with 64 outputs.
+// code itself where the form is no wider (and not flat), else the tap's number, turned into its code on store
+// (int64 flat indices by vectors, other forms lane by lane). One template for the five types; 8-bit lanes fill
+// a 64-byte vector with 64 outputs. Channels-first 3x3 stride-2 planes have their own kernel (int_k3s2).
 #include "src/cpu/kernels_int.hpp"
 
 #undef HWY_TARGET_INCLUDE
@@ -8,9 +9,11 @@
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
 #include <hwy/highway.h>
 
+#include <algorithm>
 #include <limits>
 
 #include "src/cpu/kernels_forward-inl.h"
+#include "src/cpu/prefetch.hpp"
 
 HWY_BEFORE_NAMESPACE();
 namespace poolkit::cpu::HWY_NAMESPACE {
@@ -48,6 +51,58 @@ inline int64_t index_value(const ForwardJob& j, int kIdx, int64_t v, int64_t k, 
   return code;
 }
 
+// Flat int64 indices from tap numbers by vectors: lanes of int32 (the plane's cells fit: see simd_forward) take
+// their tap's code from a table in one register, add the lane part ((k / group) * flat_step, per job) and the
+// vector's part, and widen to int64. Jobs whose taps outnumber the table's lanes (or 8-byte values) keep the
+// lane-by-lane loop.
+template <class D>
+class FlatIndices {
+#if HWY_TARGET == HWY_SCALAR
+ public:
+  explicit FlatIndices(const ForwardJob&) {}
+  bool on() const { return false; }
+  template <class TU> void store(const TU*, int64_t*, int64_t, bool) const {}
+#else
+  using D32 = hn::CappedTag<int32_t, HWY_MIN(16, hn::MaxLanes(D()))>;
+  static constexpr size_t kMax = hn::MaxLanes(D());
+
+ public:
+  explicit FlatIndices(const ForwardJob& j) {
+    const D32 d32;
+    on_ = sizeof(hn::TFromD<D>) <= 4 && j.form == IndexForm::I64 && j.ntaps <= int(hn::Lanes(d32));
+    if (!on_) return;
+    for (int t = 0; t < j.ntaps; ++t) code_[t] = int32_t(j.tap_code[t]);
+    for (size_t i = 0; i < hn::Lanes(D()); ++i) lane_part_[i] = int32_t(int64_t(i) / j.lanes.group * j.flat_step);
+  }
+  bool on() const { return on_; }
+  // lanes [0, N) of tap numbers `tap` to out[0, N), plus `base`; streaming stores where `stream`
+  template <class TU>
+  HWY_INLINE void store(const TU* tap, int64_t* out, int64_t base, bool stream) const {
+    const D32 d32;
+    const hn::Rebind<TU, D32> dt;
+    const hn::Repartition<int64_t, D32> d64;
+    const hn::Half<D32> dh;
+    const int64_t L = int64_t(hn::Lanes(d32)), N = int64_t(hn::Lanes(D()));
+    const auto add = hn::Set(d32, int32_t(base)), codes = hn::Load(d32, code_);
+    for (int64_t c = 0; c < N; c += L) {
+      hn::Vec<D32> t;
+      if constexpr (sizeof(TU) == 4) t = hn::BitCast(d32, hn::LoadU(dt, tap + c));
+      else if constexpr (sizeof(TU) < 4) t = hn::PromoteTo(d32, hn::LoadU(dt, tap + c));
+      else return;  // (8-byte values: never on)
+      auto v = hn::TableLookupLanes(codes, hn::IndicesFromVec(d32, t));
+      v = hn::Add(v, hn::Add(hn::LoadU(d32, lane_part_ + c), add));
+      put(d64, hn::PromoteTo(d64, hn::LowerHalf(dh, v)), out + c, stream);
+      put(d64, hn::PromoteTo(d64, hn::UpperHalf(dh, v)), out + c + L / 2, stream);
+    }
+  }
+
+ private:
+  bool on_ = false;
+  HWY_ALIGN int32_t code_[hn::MaxLanes(D32())] = {};
+  HWY_ALIGN int32_t lane_part_[kMax];
+#endif
+};
+
 template <class D, int kIdx, int M>
 HWY_NOINLINE void int_max_rows(const ForwardJob& j) {
   using T = hn::TFromD<D>;
@@ -60,6 +115,10 @@ HWY_NOINLINE void int_max_rows(const ForwardJob& j) {
   const RowPrefetch<T> ahead(j);
   const int64_t ai = form_bytes(j.form);
   const bool stream = streams<T>(d, j, kIdx == kIntCode && ai == int64_t(sizeof(T)) ? ai : 0);
+  const FlatIndices<D> flat(j);
+  // int64 indices stream too where each of their lines is whole (8 lanes a line, from an aligned start)
+  const bool stream_flat = stream && flat.on() && reinterpret_cast<uintptr_t>(j.argmax) % 64 == 0 &&
+                           j.y_row_step % 8 == 0 && N % 8 == 0;
   int64_t period_row = j.code_row_first % j.code_period;
   for (int64_t row = 0; row < j.rows; ++row, period_row = period_row + 1 == j.code_period ? 0 : period_row + 1) {
     const T* x = static_cast<const T*>(j.x) + row * j.x_row_step;
@@ -90,7 +149,10 @@ HWY_NOINLINE void int_max_rows(const ForwardJob& j) {
           } else {
             HWY_ALIGN TU buf[hn::MaxLanes(du)];
             hn::Store(idx, du, buf);
-            if (j.form == IndexForm::I64 && l.group == 1) {  // (flat indices of lanes one output each: no division)
+            if (flat.on()) {
+              flat.store(buf, reinterpret_cast<int64_t*>(am) + lane, (lane / l.group) * j.flat_step + row_code,
+                         stream_flat);
+            } else if (j.form == IndexForm::I64 && l.group == 1) {  // (flat indices of lanes one output each: no division)
               int64_t* out = reinterpret_cast<int64_t*>(am) + lane;
               const int64_t base = lane * j.flat_step + row_code;
               for (int64_t i = 0; i < N; ++i) out[i] = j.tap_code[buf[i]] + base + i * j.flat_step;
@@ -161,7 +223,147 @@ void int_max_forward(const ForwardJob& j) {
   int_max_rows<hn::ScalableTag<T>, kIntTap, kScalarOnly>(j);  // (the scalar loop keeps tap numbers in an int)
 }
 
+// 3x3 windows of stride 2 over a channels-first plane, no argmax (see K3S2ForwardJob): max is exact and
+// order-free for integers, so per output row the three input rows' maxima first, cell by cell, into a row with
+// the type's lowest value in its padding, then the three taps along it from one pair split (the windows overlap
+// by a cell: ConcatEven at +0 and +2, ConcatOdd at +1). Each input cell is loaded once (twice: the row two
+// output rows share), not nine times by pair loads. Vectors as wide as each pass's row allows (dv along the
+// input row, d along the output row); the last of a row overlaps the one before (the same bits again).
+template <class DV, class D>
+void int_k3s2_plane(DV dv, D d, const K3S2ForwardJob& j) {
+  using T = hn::TFromD<D>;
+  const int64_t NV = int64_t(hn::Lanes(dv)), N = int64_t(hn::Lanes(d)), H = j.height, W = j.width, OW = j.out_w;
+  const T* x = static_cast<const T*>(j.x);
+  T* b = static_cast<T*>(j.row_max);  // b[pw + w]: the max of column w's rows; room: see the header
+  std::fill(b, b + j.pad_w + W + 2 * N + 2, std::numeric_limits<T>::lowest());
+  T* bw = b + j.pad_w;
+  for (int64_t oh = 0; oh < j.out_h; ++oh) {
+    const int64_t top = 2 * oh - j.pad_h, r0 = std::max<int64_t>(0, top), r1 = std::min(H, top + 3);
+    for (int64_t r = top + 9; r < top + 11; ++r) {  // (two rows four output rows ahead, on into the next plane)
+      const T* row = r < H ? x + r * j.x_row : j.x_next ? static_cast<const T*>(j.x_next) + (r - H) * j.x_row : nullptr;
+      if (row && r - H < H)
+        for (int64_t c = 0; c < W * int64_t(sizeof(T)); c += 64) prefetch(reinterpret_cast<const char*>(row) + c);
+    }
+    for (int64_t w = 0;; w = std::min(w + NV, W - NV)) {
+      auto m = hn::LoadU(dv, x + r0 * j.x_row + w);
+      for (int64_t r = r0 + 1; r < r1; ++r) m = hn::Max(m, hn::LoadU(dv, x + r * j.x_row + w));
+      hn::StoreU(m, dv, bw + w);
+      if (w == W - NV) break;
+    }
+    T* y = static_cast<T*>(j.y) + oh * j.y_row;
+    for (int64_t o = 0;; o = std::min(o + N, OW - N)) {
+      const T* p = b + 2 * o;  // window o: cells 2o, 2o + 1, 2o + 2 of b
+      const auto lo = hn::LoadU(d, p), hi = hn::LoadU(d, p + N);
+      const auto m = hn::Max(hn::Max(hn::ConcatEven(d, hi, lo), hn::ConcatOdd(d, hi, lo)),
+                             hn::ConcatEven(d, hn::LoadU(d, p + 2 + N), hn::LoadU(d, p + 2)));
+      hn::StoreU(m, d, y + o);
+      if (o == OW - N) break;
+    }
+  }
+}
+
+// The same windows with the one-byte argmax (8-bit types): the reference's first maximum in row-major order is
+// each row's first maximum (its three taps in order), then the rows in order, a row replacing only where greater.
+// Each input row is copied once into a row with the type's lowest value in its padding (three rotating copies:
+// the row two output rows share stays); a padding cell is never taken: lowest is never greater than the real
+// cell beside it, and the left one (tap 0 of output 0) gives way to tap 1 whatever its value.
+template <class D>
+void int_k3s2_plane_argmax(D d, const K3S2ForwardJob& j) {
+  using T = hn::TFromD<D>;
+  const int64_t N = int64_t(hn::Lanes(d)), H = j.height, W = j.width, OW = j.out_w, pw = j.pad_w;
+  const int64_t span = pw + W + 2 * N + 2;  // one padded row; room for three: see the header
+  const T* x = static_cast<const T*>(j.x);
+  T* row[3] = {static_cast<T*>(j.row_max), static_cast<T*>(j.row_max) + span, static_cast<T*>(j.row_max) + 2 * span};
+  std::fill(row[0], row[0] + 3 * span, std::numeric_limits<T>::lowest());
+  int64_t held = -1;  // the input row in row[0] (the previous output row's last)
+  const auto first_lane = hn::FirstN(d, pw == 1 ? 1 : 0);
+  for (int64_t oh = 0; oh < j.out_h; ++oh) {
+    const int64_t top = 2 * oh - j.pad_h;
+    for (int64_t r = top + 9; r < top + 11; ++r) {  // (two rows four output rows ahead, on into the next plane)
+      const T* ahead = r < H ? x + r * j.x_row : j.x_next ? static_cast<const T*>(j.x_next) + (r - H) * j.x_row : nullptr;
+      if (ahead && r - H < H)
+        for (int64_t c = 0; c < W; c += 64) prefetch(reinterpret_cast<const char*>(ahead) + c);
+    }
+    for (int jh = held == top ? 1 : 0; jh < 3; ++jh) {  // (row[0] may hold the top row already)
+      const int64_t r = top + jh;
+      if (r < 0 || r >= H) continue;
+      for (int64_t w = 0;; w = std::min(w + N, W - N)) {
+        hn::StoreU(hn::LoadU(d, x + r * j.x_row + w), d, row[jh] + pw + w);
+        if (w == W - N) break;
+      }
+    }
+    T* y = static_cast<T*>(j.y) + oh * j.y_row;
+    uint8_t* am = j.am + oh * j.y_row;
+    for (int64_t o = 0;; o = std::min(o + N, OW - N)) {
+      hn::Vec<D> best;
+      hn::Vec<D> code;
+      bool first = true;
+      for (int jh = 0; jh < 3; ++jh) {
+        if (top + jh < 0 || top + jh >= H) continue;
+        const T* p = row[jh] + 2 * o;  // window o: cells 2o, 2o + 1, 2o + 2 of the padded row
+        const auto lo = hn::LoadU(d, p), hi = hn::LoadU(d, p + N);
+        auto m = hn::ConcatEven(d, hi, lo);
+        auto c = hn::Set(d, T(3 * jh));
+        const auto t1 = hn::ConcatOdd(d, hi, lo);
+        auto take = hn::Or(hn::Gt(t1, m), o == 0 ? first_lane : hn::FirstN(d, 0));
+        m = hn::IfThenElse(take, t1, m), c = hn::IfThenElse(take, hn::Set(d, T(3 * jh + 1)), c);
+        const auto t2 = hn::ConcatEven(d, hn::LoadU(d, p + 2 + N), hn::LoadU(d, p + 2));
+        take = hn::Gt(t2, m);
+        m = hn::IfThenElse(take, t2, m), c = hn::IfThenElse(take, hn::Set(d, T(3 * jh + 2)), c);
+        if (first) {
+          best = m, code = c, first = false;
+        } else {
+          take = hn::Gt(m, best);
+          best = hn::IfThenElse(take, m, best), code = hn::IfThenElse(take, c, code);
+        }
+      }
+      hn::StoreU(best, d, y + o);
+      hn::StoreU(hn::BitCast(hn::RebindToUnsigned<D>(), code), hn::RebindToUnsigned<D>(), am + o);
+      if (o == OW - N) break;
+    }
+    std::swap(row[0], row[2]);  // (the bottom row: the next output row's top)
+    held = top + 2;
+  }
+}
+
+template <class T>
+bool int_k3s2(const K3S2ForwardJob& j) {
+#if HWY_TARGET == HWY_SCALAR
+  (void)j;
+  return false;
+#else
+  const hn::ScalableTag<T> d;
+  const hn::CappedTag<T, 32 / sizeof(T)> d32;
+  const hn::CappedTag<T, 16 / sizeof(T)> d16;
+  const int64_t full = int64_t(hn::Lanes(d)), half = int64_t(hn::Lanes(d32)), quarter = int64_t(hn::Lanes(d16));
+  if ((j.am && sizeof(T) != 1) || j.out_w < quarter || j.width < 2 * quarter) return false;
+  if constexpr (sizeof(T) == 1) {
+    if (j.am) {
+      if (j.out_w >= full) int_k3s2_plane_argmax(d, j);
+      else if (j.out_w >= half) int_k3s2_plane_argmax(d32, j);
+      else int_k3s2_plane_argmax(d16, j);
+      return true;
+    }
+  }
+  auto run = [&](auto dv) {
+    if (j.out_w >= full) return int_k3s2_plane(dv, d, j);
+    if (j.out_w >= half) return int_k3s2_plane(dv, d32, j);
+    int_k3s2_plane(dv, d16, j);
+  };
+  if (j.width >= full) run(d);
+  else if (j.width >= half) run(d32);
+  else run(d16);
+  return true;
+#endif
+}
+
 }  // namespace
+
+bool K3S2MaxForwardU8(const K3S2ForwardJob& j) { return int_k3s2<uint8_t>(j); }
+bool K3S2MaxForwardI8(const K3S2ForwardJob& j) { return int_k3s2<int8_t>(j); }
+bool K3S2MaxForwardI16(const K3S2ForwardJob& j) { return int_k3s2<int16_t>(j); }
+bool K3S2MaxForwardI32(const K3S2ForwardJob& j) { return int_k3s2<int32_t>(j); }
+bool K3S2MaxForwardI64(const K3S2ForwardJob& j) { return int_k3s2<int64_t>(j); }
 
 void MaxForwardU8(const ForwardJob& j) { int_max_forward<uint8_t>(j); }
 void MaxForwardI8(const ForwardJob& j) { int_max_forward<int8_t>(j); }
@@ -179,5 +381,19 @@ POOLKIT_KERNEL_DISPATCH(MaxForwardI8, max_forward_i8, ForwardJob)
 POOLKIT_KERNEL_DISPATCH(MaxForwardI16, max_forward_i16, ForwardJob)
 POOLKIT_KERNEL_DISPATCH(MaxForwardI32, max_forward_i32, ForwardJob)
 POOLKIT_KERNEL_DISPATCH(MaxForwardI64, max_forward_i64, ForwardJob)
+HWY_EXPORT(K3S2MaxForwardU8);
+HWY_EXPORT(K3S2MaxForwardI8);
+HWY_EXPORT(K3S2MaxForwardI16);
+HWY_EXPORT(K3S2MaxForwardI32);
+HWY_EXPORT(K3S2MaxForwardI64);
+bool k3s2_max_forward_int(DType t, const K3S2ForwardJob& j) {
+  switch (t) {
+    case DType::u8: return HWY_DYNAMIC_DISPATCH(K3S2MaxForwardU8)(j);
+    case DType::i8: return HWY_DYNAMIC_DISPATCH(K3S2MaxForwardI8)(j);
+    case DType::i16: return HWY_DYNAMIC_DISPATCH(K3S2MaxForwardI16)(j);
+    case DType::i32: return HWY_DYNAMIC_DISPATCH(K3S2MaxForwardI32)(j);
+    default: return HWY_DYNAMIC_DISPATCH(K3S2MaxForwardI64)(j);
+  }
+}
 }  // namespace poolkit::cpu
 #endif

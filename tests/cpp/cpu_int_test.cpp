@@ -118,6 +118,19 @@ TEST_F(CpuInt, ChannelsLastFewChannelsAtStrideTwoMatchReference) {
     }
 }
 
+TEST_F(CpuInt, ThreeByThreeStrideTwoPlanesMatchReference) {
+  // (channels-first 3x3 stride 2 without an argmax: the separable kernel, rows around its vector widths)
+  for (int64_t h : {int64_t(7), int64_t(8)})
+    for (int64_t w : {int64_t(32), int64_t(33), int64_t(64), int64_t(112), int64_t(130)})
+      for (int64_t p : {int64_t(0), int64_t(1)})
+        for (bool ceil : {false, true}) {
+          SCOPED_TRACE("H " + std::to_string(h) + " W " + std::to_string(w) + " pad " + std::to_string(p) +
+                       (ceil ? " ceil" : ""));
+          expect_match(torch_geometry({h, w}, {3, 3}, {2, 2}, {p, p}, {1, 1}, ceil), 2, 3, Layout::ChannelsFirst,
+                       w == 33, rng);
+        }
+}
+
 TEST_F(CpuInt, StreamingStoresMatchReference) {
   const int64_t saved = cpu::stream_threshold_bytes.load();
   cpu::stream_threshold_bytes = 0;  // every output past the cache: whole aligned rows stream

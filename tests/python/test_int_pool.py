@@ -181,6 +181,30 @@ def test_refusals():
              ["grad_output", "no gradient"])
 
 
+def test_torch_computes_no_argmax_for_integers_without_indices(monkeypatch):
+    """An integer tensor never has a gradient: without indices asked for, poolkit.torch hands the core no argmax
+    to fill (it would only be kept for a backward); with indices, or a float input needing a gradient, it does."""
+    from poolkit import _core
+    argmax_given = []
+    for name in ("max_pool_forward", "fractional_max_pool_forward"):
+        def spy(*args, real=getattr(_core, name)):
+            argmax_given.append(args[-1] is not None)
+            return real(*args)
+        monkeypatch.setattr(_core, name, spy)
+    x = torch.arange(2 * 3 * 6 * 6, dtype=torch.int32).reshape(2, 3, 6, 6) % 11
+    samples = torch.full((2, 3, 2), 0.5, dtype=torch.float64)
+    for dtype in INTS:
+        xd = x.to(dtype)
+        y = pt.max_pool2d(xd, 2)
+        assert torch.equal(y, pt.max_pool2d(xd, 2, return_indices=True)[0])
+        pt.adaptive_max_pool2d(xd, 3)
+        pt.fractional_max_pool2d(xd, 2, output_size=3, _random_samples=samples)
+    assert argmax_given == [False, True, False, False] * len(INTS)
+    argmax_given.clear()
+    pt.max_pool2d(x.float().requires_grad_(), 2).sum().backward()
+    assert argmax_given == [True]
+
+
 onnx = pytest.importorskip("onnx", reason="the test command installs onnx and onnxruntime")
 ort = pytest.importorskip("onnxruntime")
 

@@ -10,14 +10,20 @@ from .._params import build_geometry, spatial_size
 from ..functional import unpool_size
 
 
+def index_form(x, return_indices):
+    """PyTorch's int64 indices when asked for, else the compact argmax a gradient needs: none for integer inputs,
+    which never have one."""
+    return "int64" if return_indices else "compact" if x.is_floating_point() else None
+
+
 class MaxPool(torch.autograd.Function):
-    """Max, adaptive max and global max pooling. Saves the compact window-local argmax unless the caller asked for
-    PyTorch's int64 indices (then those, which it returns too)."""
+    """Max, adaptive max and global max pooling. Saves the compact window-local argmax (see index_form) unless the
+    caller asked for PyTorch's int64 indices (then those, which it returns too)."""
 
     @staticmethod
     def forward(ctx, x, g, return_indices):
         x = x.detach()
-        y, am = _engine.max_pool(TORCH, g, x, "int64" if return_indices else "compact")
+        y, am = _engine.max_pool(TORCH, g, x, index_form(x, return_indices))
         ctx.g, ctx.x_shape, ctx.cl = g, list(x.shape), is_channels_last(x)
         ctx.save_for_backward(am)
         if return_indices:
@@ -36,7 +42,7 @@ class FractionalMaxPool(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x, g, samples, return_indices):
         x, samples = x.detach(), samples.detach()
-        y, am = _engine.fractional_max_pool(TORCH, g, samples, x, "int64" if return_indices else "compact")
+        y, am = _engine.fractional_max_pool(TORCH, g, samples, x, index_form(x, return_indices))
         ctx.g, ctx.x_shape, ctx.cl = g, list(x.shape), is_channels_last(x)
         ctx.save_for_backward(am, samples)
         if return_indices:

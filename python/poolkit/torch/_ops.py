@@ -15,6 +15,7 @@ from .. import _engine
 from .._layout import TORCH, _physical, is_channels_last
 from .._params import build_geometry, spatial_size
 from ..functional import unpool_size
+from ._autograd import index_form
 
 _op = torch.library.custom_op
 
@@ -43,6 +44,15 @@ def _fake_empty(shape, dtype, channels_last):
 
 def _fake_out(g, x, dtype=None):
     return _fake_empty(_engine.out_shape(g, x), x.dtype if dtype is None else dtype, is_channels_last(x))
+
+
+def _argmax_out(g, x, int64_indices, am):
+    """A max op's second output: am (fake: None), or an empty argmax where index_form asks for none."""
+    if index_form(x, int64_indices) is None:
+        return x.new_empty(0, dtype=TORCH.compact[g.local_argmax_dtype()])
+    if am is None:
+        am = _fake_out(g, x, torch.int64 if int64_indices else TORCH.compact[g.local_argmax_dtype()])
+    return am
 
 
 def _fake_grad_input(dy, x):
@@ -84,14 +94,14 @@ def _fake_refusing_eagerly(op):
 def _max_pool(x: Tensor, builder: str, ints: list[int], lens: list[int], reals: list[float], text: str, flag: bool,
               int64_indices: bool) -> tuple[Tensor, Tensor]:
     g = _geometry(x, builder, ints, lens, reals, text, flag)
-    return _engine.max_pool(TORCH, g, x, "int64" if int64_indices else "compact")
+    y, am = _engine.max_pool(TORCH, g, x, index_form(x, int64_indices))
+    return y, _argmax_out(g, x, int64_indices, am)
 
 
 @_fake_refusing_eagerly(_max_pool)
 def _(x, builder, ints, lens, reals, text, flag, int64_indices):
     g = _geometry(x, builder, ints, lens, reals, text, flag)
-    idt = torch.int64 if int64_indices else TORCH.compact[g.local_argmax_dtype()]
-    return _fake_out(g, x), _fake_out(g, x, idt)
+    return _fake_out(g, x), _argmax_out(g, x, int64_indices, None)
 
 
 @_op("poolkit::max_pool_backward", mutates_args=())
@@ -148,14 +158,14 @@ def max_pool(x, recipe, return_indices):
 def _fractional(x: Tensor, samples: Tensor, builder: str, ints: list[int], lens: list[int], reals: list[float],
                 text: str, flag: bool, int64_indices: bool) -> tuple[Tensor, Tensor]:
     g = _geometry(x, builder, ints, lens, reals, text, flag)
-    return _engine.fractional_max_pool(TORCH, g, samples, x, "int64" if int64_indices else "compact")
+    y, am = _engine.fractional_max_pool(TORCH, g, samples, x, index_form(x, int64_indices))
+    return y, _argmax_out(g, x, int64_indices, am)
 
 
 @_fake_refusing_eagerly(_fractional)
 def _(x, samples, builder, ints, lens, reals, text, flag, int64_indices):
     g = _geometry(x, builder, ints, lens, reals, text, flag)
-    idt = torch.int64 if int64_indices else TORCH.compact[g.local_argmax_dtype()]
-    return _fake_out(g, x), _fake_out(g, x, idt)
+    return _fake_out(g, x), _argmax_out(g, x, int64_indices, None)
 
 
 @_op("poolkit::fractional_max_pool_backward", mutates_args=())
