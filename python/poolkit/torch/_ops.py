@@ -63,19 +63,41 @@ def _scatter(v, idx, like):
 _NONE8 = (None,) * 8
 
 
-def _fake_refusing_eagerly(op):
-    """Registers the decorated function as op's fake kernel. Where it finds the arguments refused, torch.compile is
-    told the call cannot be traced, so it runs the call eagerly (a graph break on bad input only) and the caller
-    gets poolkit's own error, exactly as in eager mode (without this, dynamo wraps it in its TorchRuntimeError)."""
+def _tracing_one_graph():
+    """Whether torch.compile's tracer is at work on a graph that may not break (fullgraph=True)."""
+    try:
+        from torch._dynamo.symbolic_convert import tls
+    except ImportError:
+        return False
+    tx = getattr(tls, "current_tx", None)
+    return tx is not None and bool(getattr(tx, "one_graph", False) or getattr(tx, "error_on_graph_break", False))
+
+
+def _fake_refusing_eagerly(op, placeholder):
+    """Registers the decorated function as op's fake kernel. Where it finds the arguments refused, the caller must
+    get poolkit's own error, exactly as in eager mode (dynamo would wrap it in its TorchRuntimeError). Under
+    torch.compile's default the call is declared untraceable, so it runs eagerly (a graph break on bad input only)
+    and raises there; where the graph may not break (fullgraph=True) the trace goes on with placeholder(*args) as
+    the output and the operator's real kernel raises the same error when the compiled graph runs."""
     def register(fn):
         def fake(*args):
             try:
                 return fn(*args)
             except (ValueError, TypeError, IndexError) as e:
+                if _tracing_one_graph():
+                    return placeholder(*args)
                 raise UnsupportedOperatorException(op._opoverload) from e
         op.register_fake(fake)
         return fake
     return register
+
+
+def _placeholder_pool(x, *rest):
+    return torch.empty_like(x)
+
+
+def _placeholder_max(x, *rest):
+    return torch.empty_like(x), torch.empty_like(x, dtype=torch.int64)
 
 # ---- max pooling (sliding, adaptive, global) ----------------------------------------------------------------------
 
@@ -87,7 +109,7 @@ def _max_pool(x: Tensor, builder: str, ints: list[int], lens: list[int], reals: 
     return _engine.max_pool(TORCH, g, x, "int64" if int64_indices else "compact")
 
 
-@_fake_refusing_eagerly(_max_pool)
+@_fake_refusing_eagerly(_max_pool, _placeholder_max)
 def _(x, builder, ints, lens, reals, text, flag, int64_indices):
     g = _geometry(x, builder, ints, lens, reals, text, flag)
     idt = torch.int64 if int64_indices else TORCH.compact[g.local_argmax_dtype()]
@@ -151,7 +173,7 @@ def _fractional(x: Tensor, samples: Tensor, builder: str, ints: list[int], lens:
     return _engine.fractional_max_pool(TORCH, g, samples, x, "int64" if int64_indices else "compact")
 
 
-@_fake_refusing_eagerly(_fractional)
+@_fake_refusing_eagerly(_fractional, _placeholder_max)
 def _(x, samples, builder, ints, lens, reals, text, flag, int64_indices):
     g = _geometry(x, builder, ints, lens, reals, text, flag)
     idt = torch.int64 if int64_indices else TORCH.compact[g.local_argmax_dtype()]
@@ -215,7 +237,7 @@ def _avg_pool(x: Tensor, builder: str, ints: list[int], lens: list[int], reals: 
     return _engine.avg_pool(TORCH, g, x, count_include_pad, divisor_override)
 
 
-@_fake_refusing_eagerly(_avg_pool)
+@_fake_refusing_eagerly(_avg_pool, _placeholder_pool)
 def _(x, builder, ints, lens, reals, text, flag, count_include_pad, divisor_override):
     return _fake_out(_geometry(x, builder, ints, lens, reals, text, flag), x)
 
@@ -273,7 +295,7 @@ def _lp_pool(x: Tensor, builder: str, ints: list[int], lens: list[int], reals: l
     return _engine.lp_pool(TORCH, g, x, norm_type, convention)
 
 
-@_fake_refusing_eagerly(_lp_pool)
+@_fake_refusing_eagerly(_lp_pool, _placeholder_pool)
 def _(x, builder, ints, lens, reals, text, flag, norm_type, convention):
     return _fake_out(_geometry(x, builder, ints, lens, reals, text, flag), x)
 
@@ -346,7 +368,7 @@ def _stochastic(x: Tensor, builder: str, ints: list[int], lens: list[int], reals
     return _engine.stochastic_pool(TORCH, g, x, training, seed)
 
 
-@_fake_refusing_eagerly(_stochastic)
+@_fake_refusing_eagerly(_stochastic, _placeholder_pool)
 def _(x, builder, ints, lens, reals, text, flag, training, seed):
     return _fake_out(_geometry(x, builder, ints, lens, reals, text, flag), x)
 
@@ -385,7 +407,7 @@ def _mixed(x: Tensor, lambda_: Tensor, builder: str, ints: list[int], lens: list
     return _engine.mixed_pool(TORCH, g, x, float(lambda_), count_include_pad, divisor_override)
 
 
-@_fake_refusing_eagerly(_mixed)
+@_fake_refusing_eagerly(_mixed, _placeholder_pool)
 def _(x, lambda_, builder, ints, lens, reals, text, flag, count_include_pad, divisor_override):
     return _fake_out(_geometry(x, builder, ints, lens, reals, text, flag), x)
 
@@ -433,7 +455,7 @@ def _max_unpool(x: Tensor, indices: Tensor, kernel_size: list[int], stride: list
     return _engine.max_unpool(TORCH, x, indices, unpool_size(x, kernel_size, stride, padding, output_size))
 
 
-@_fake_refusing_eagerly(_max_unpool)
+@_fake_refusing_eagerly(_max_unpool, _placeholder_pool)
 def _(x, indices, kernel_size, stride, padding, output_size):
     out = unpool_size(x, [int(v) for v in kernel_size], [int(v) for v in stride], [int(v) for v in padding],
                       None if output_size is None else [int(v) for v in output_size])
