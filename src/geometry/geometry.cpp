@@ -209,8 +209,7 @@ Geometry adaptive_geometry(const std::vector<int64_t>& in, const std::vector<int
   Geometry g;
   g.rank = int(in.size());
   for (size_t i = 0; i < in.size(); ++i) {
-    // An output size of 0 gives an empty output, as PyTorch.
-    if (out[i] < 0) fail(axis_name("output_size", i), "must be >= 0" + got(out[i]));
+    if (out[i] < 1) fail(axis_name("output_size", i), "must be >= 1" + got(out[i]));
     // bin arithmetic stays in int64: taps() forms (o + 1) * in + out - 1
     checked_add(checked_mul(checked_add(in[i], 1, "input"), out[i], "output_size"), out[i], "output_size");
     Axis& a = g.axes[i];
