@@ -33,8 +33,9 @@ def test_export_runs_and_gives_eager_bits(layout):
     assert torch.equal(ep.module()(x), model(x))
 
 
-# Refused by the geometry the operator builds (its fake kernel under torch.compile): eager's error under the
-# default torch.compile and with fullgraph=True (there the trace goes on and the compiled graph raises it).
+# Refused by the geometry the operator builds (its fake kernel under torch.compile) or by poolkit.torch's Python
+# before: eager's error under the default torch.compile and with fullgraph=True (there the trace goes on and the
+# compiled graph raises it).
 BAD = [
     ("kernel_size 0", lambda x: pt.max_pool2d(x, 0), "kernel_size"),
     ("padding over half the kernel", lambda x: pt.max_pool2d(x, 2, 1, 2, dilation=3), "padding"),
@@ -43,16 +44,15 @@ BAD = [
     ("fractional output too large", lambda x: pt.fractional_max_pool2d(x, 2, output_size=7), "output_size"),
     ("unpool size outside the range", lambda x: pt.max_unpool2d(*pt.max_pool2d(x, 2, return_indices=True), 2,
                                                                 output_size=(20, 20)), "output_size"),
-]
-# Refused by poolkit.torch's Python before any operator is called: eager's error under the default torch.compile
-# (dynamo breaks the graph and runs the call eagerly); with fullgraph=True torch 2.15's dynamo reports any
-# exception raised in traced code as its own Unsupported error, so these are not tested there.
-BAD_BEFORE_THE_OPERATOR = [
     ("3-D input to 2-d pooling of rank 2 kernel", lambda x: pt.max_pool2d(x[0, 0, 0], 2), "input"),
     ("adaptive output with too many entries", lambda x: pt.adaptive_avg_pool2d(x, (2, 2, 2)), "output_size"),
+    ("bad data_format, indices asked", lambda x: pt.max_pool2d(x, 2, return_indices=True, data_format="nhwc")[1],
+     "data_format"),
+    ("global pooling of a 2-D input", lambda x: pt.global_avg_pool(x[0, 0]), "input"),
+    ("kernel_size of strings", lambda x: pt.avg_pool2d(x, "2"), "kernel_size"),
 ]
 MODES = [("default", {}), ("fullgraph", {"fullgraph": True})]
-CASES = [(b, m) for b in BAD for m in MODES] + [(b, MODES[0]) for b in BAD_BEFORE_THE_OPERATOR]
+CASES = [(b, m) for b in BAD for m in MODES]
 
 
 @pytest.mark.parametrize("case, mode", CASES, ids=[f"{b[0]}-{m[0]}" for b, m in CASES])

@@ -3,7 +3,9 @@ torch.library.custom_op: each with a fake kernel (shape, dtype, memory format, w
 autograd registered through the library, so that torch.compile, torch.export and opcheck see them. The geometry
 travels as its recipe (see poolkit._params.build_geometry), flattened into schema types; the C++ geometry is
 built inside the kernels. Second derivatives: max, fractional max, average, Lp and unpooling (not mixed and
-stochastic pooling)."""
+stochastic pooling). poolkit::refuse carries bad arguments found while torch.compile traces into the compiled
+graph, which raises eager's error when it runs."""
+import functools
 import math
 from typing import Optional
 
@@ -98,6 +100,41 @@ def _placeholder_pool(x, *rest):
 
 def _placeholder_max(x, *rest):
     return torch.empty_like(x), torch.empty_like(x, dtype=torch.int64)
+
+
+# ---- refusals found while torch.compile traces poolkit.torch's Python --------------------------------------------
+
+_ERRORS = {"ValueError": ValueError, "TypeError": TypeError, "IndexError": IndexError}
+
+
+@_op("poolkit::refuse", mutates_args=())
+def _refuse(x: Tensor, kind: str, message: str) -> Tensor:
+    """Raises the error poolkit.torch found in a call's arguments while torch.compile traced it (see
+    refusing_in_graph); x: any tensor of the call, for the output's placeholder."""
+    raise _ERRORS[kind](message)
+
+
+@_refuse.register_fake
+def _(x, kind, message):
+    return torch.empty_like(x)
+
+
+def refusing_in_graph(fn, returns_pair):
+    """fn, whose argument errors reach the caller under torch.compile as in eager mode: dynamo reports an exception
+    raised in traced code as its own error where the graph may not break (fullgraph=True), so a refused call traces
+    to poolkit::refuse, which raises the same error when the compiled graph runs. returns_pair(args, kwargs): whether
+    the call returns (output, indices)."""
+    def call(*args, **kwargs):
+        if not torch.compiler.is_compiling():
+            return fn(*args, **kwargs)
+        try:
+            return fn(*args, **kwargs)
+        except (ValueError, TypeError, IndexError) as e:
+            x = args[0] if args and isinstance(args[0], Tensor) else torch.empty(0)
+            y = _refuse(x, type(e).__name__, str(e))
+            return (y, y) if returns_pair(args, kwargs) else y
+    return functools.wraps(fn)(call)
+
 
 # ---- max pooling (sliding, adaptive, global) ----------------------------------------------------------------------
 
