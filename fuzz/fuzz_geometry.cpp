@@ -43,8 +43,11 @@ std::vector<int64_t> list(FuzzedDataProvider& f, size_t rank, int64_t lo, int64_
 }
 
 void check_axis(const Axis& a, int i) {
-  FUZZ_CHECK(a.in >= 1 && a.out >= 1 && a.kernel >= 1, "axis %d: in %lld out %lld kernel %lld", i, (long long)a.in,
+  // Fractional pooling may have an output size of 0 (PyTorch's empty output); no other axis may.
+  const int64_t min_out = a.kind == AxisKind::Fractional ? 0 : 1;
+  FUZZ_CHECK(a.in >= 1 && a.out >= min_out && a.kernel >= 1, "axis %d: in %lld out %lld kernel %lld", i, (long long)a.in,
              (long long)a.out, (long long)a.kernel);
+  if (a.out == 0) return;  // no windows
   // Windows at both ends and in the middle.
   std::vector<int64_t> outs{0, a.out / 2, a.out - 1};
   if (a.out <= 64)
@@ -89,8 +92,12 @@ void check_axis(const Axis& a, int i) {
 
 void check(const Geometry& g) {
   FUZZ_CHECK(g.rank >= 1 && g.rank <= kMaxSpatial, "rank %d", g.rank);
-  for (int i = 0; i < g.rank; ++i) check_axis(g.axes[i], i);
-  FUZZ_CHECK(g.plane_in() >= 1 && g.plane_out() >= 1, "plane sizes");
+  int64_t plane_out = 1;
+  for (int i = 0; i < g.rank; ++i) {
+    check_axis(g.axes[i], i);
+    plane_out *= g.axes[i].out;
+  }
+  FUZZ_CHECK(g.plane_in() >= 1 && g.plane_out() == plane_out, "plane sizes");
   try {
     DType t = local_argmax_dtype(g);
     FUZZ_CHECK(t == DType::u8 || t == DType::i16 || t == DType::i32, "local argmax dtype");

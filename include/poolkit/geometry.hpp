@@ -60,7 +60,8 @@ Geometry onnx_geometry(const std::vector<int64_t>& in, const OnnxParams& p);
 Geometry adaptive_geometry(const std::vector<int64_t>& in, const std::vector<int64_t>& out);
 Geometry global_geometry(const std::vector<int64_t>& in);
 // Fractional max pooling: windows of `kernel` cells at pseudo-random starts. The samples u (one per axis) are
-// set per (n, c) plane with with_fractional_samples(). `in_float`: compute the sequence in float32.
+// set per (n, c) plane with with_fractional_samples(). `in_float`: compute the sequence in float32. An output
+// size of 0 is valid (an empty output, as PyTorch).
 Geometry fractional_geometry(const std::vector<int64_t>& in, const std::vector<int64_t>& out,
                              const std::vector<int64_t>& kernel, bool in_float = true);
 // Output size of fractional pooling from a ratio in (0, 1): int(in * ratio) per axis.

@@ -252,7 +252,8 @@ Geometry fractional_geometry(const std::vector<int64_t>& in, const std::vector<i
   // PyTorch's FractionalMaxPool3d checks output + kernel - 1 < input (strictly), its 2-D version <=.
   const bool strict = r == 3;
   for (size_t i = 0; i < r; ++i) {
-    if (out[i] < 1) fail(axis_name("output_size", i), "must be >= 1" + got(out[i]));
+    // An output size of 0 gives an empty output, as PyTorch.
+    if (out[i] < 0) fail(axis_name("output_size", i), "must be >= 0" + got(out[i]));
     // Window starts are computed in floating point (axis.hpp) and converted back to int64.
     if (in[i] > (int64_t(1) << 53))
       fail(axis_name("input size", i), "fractional pooling needs spatial sizes <= 2^53" + got(in[i]), ErrorKind::Overflow);

@@ -3,10 +3,13 @@ then the NumPy-level forward and backward (with indices and with the argmax reco
 import numpy as np
 import torch
 
+from known_differences import check_bits
 from oracle import Refused, as_torch, bits_equal, call, leaf_and_view, logical_grad, values
 
 
 def _channels_last_kept(view, out):
+    if out.numel() == 0:  # an empty output has no memory layout to keep
+        return True
     if view.dim() == 4:
         fmt = torch.channels_last
     elif view.dim() == 5:
@@ -18,14 +21,12 @@ def _channels_last_kept(view, out):
     return True
 
 
-def _only_all_neg_inf_windows_differ(y, idx, gidx):
-    differ = idx != gidx
-    return bool(torch.isneginf(y.detach()[differ]).all())
-
-
-def check_max_pair(tally, op, rng, base, dtype, layout, torch_fn, pk_fn, np_fn, np_backward, pk_plain=None):
+def check_max_pair(tally, op, rng, base, dtype, layout, torch_fn, pk_fn, np_fn, np_backward, pk_plain=None,
+                   key=None):
     """Runs both; returns after matching refusals, else compares everything bit for bit. pk_plain: pk_fn without
-    return_indices, whose backward goes through the compact window-local argmax it saved."""
+    return_indices, whose backward goes through the compact window-local argmax it saved. key: (test, r, case) of
+    known_differences.py, for cases whose PyTorch indices are a listed difference; the oracle there is PyTorch's
+    channels-first kernel on the same values."""
     t_leaf, t_view = leaf_and_view(base, layout)
     p_leaf, p_view = leaf_and_view(base, layout)
     ref = call(torch_fn, t_view)
@@ -41,35 +42,37 @@ def check_max_pair(tally, op, rng, base, dtype, layout, torch_fn, pk_fn, np_fn, 
         assert bool(torch.isneginf(y).any()), "poolkit saw an empty window where PyTorch read cells"
         tally(op, cases=1, empty_window_refused_by_poolkit=1)
         return
-    if isinstance(got, Refused) and "must be >= 1 (got 0)" in str(got.args[0]) and ref[0].numel() == 0:
-        # PyTorch 1.13 returns an empty tensor for an output size of 0 (fractional pooling); poolkit refuses it.
-        tally(op, cases=1, empty_output_refused_by_poolkit=1)
-        return
     assert not isinstance(got, Refused), f"poolkit refused what PyTorch accepts: {got.args[0]}"
     (y, idx), (gy, gidx) = ref, got
     assert bits_equal(y, gy), f"outputs differ\n{y}\n{gy}"
-    if not bits_equal(idx, gidx) and _only_all_neg_inf_windows_differ(y, idx, gidx):
-        # Windows whose cells are all -inf: PyTorch 2.15's channels-last 3-D kernel keeps its initial index there
-        # (a cell that may lie outside the window); poolkit gives the window's first cell, as PyTorch 1.13.
-        tally(op, cases=1, neg_inf_window_index_differs=1)
-        return
+    identical = bits_equal(idx, gidx)
+    if key is not None:
+        check_bits(identical, *key, "indices")
+    if not identical:  # a listed difference (check_bits passed): PyTorch's channels-first kernel is the oracle
+        t_leaf, t_view = leaf_and_view(base, "channels_first")
+        y, idx = torch_fn(t_view)
+        layout_t = "channels_first"
+    else:
+        layout_t = layout
     assert bits_equal(idx, gidx), f"indices differ\n{idx}\n{gidx}"
     assert _channels_last_kept(p_view, gy)
     dy = values(rng, tuple(y.shape), dtype, False)
     y.backward(dy)
     gy.backward(dy)
-    assert bits_equal(t_leaf.grad, p_leaf.grad), "gradients differ"
+    assert bits_equal(logical_grad(t_leaf, layout_t), logical_grad(p_leaf, layout)), "gradients differ"
     if pk_plain is not None:
         c_leaf, c_view = leaf_and_view(base, layout)
         cy = pk_plain(c_view)
         assert bits_equal(cy, y), "outputs differ without return_indices"
         cy.backward(dy)
-        assert bits_equal(c_leaf.grad, t_leaf.grad), "gradients through the compact argmax differ"
+        assert bits_equal(logical_grad(c_leaf, layout), logical_grad(t_leaf, layout_t)), \
+            "gradients through the compact argmax differ"
     # The NumPy-level functions on the same memory (zero-copy views of the torch tensors).
     x_np = p_view.detach().numpy()
     ny, nidx = np_fn(x_np)
     assert bits_equal(as_torch(ny), y) and np.array_equal(nidx, idx.numpy())
-    ref_grad = logical_grad(t_leaf, layout)
+    ref_grad = logical_grad(t_leaf, layout_t)
     assert bits_equal(as_torch(np_backward(dy.numpy(), x_np, nidx)), ref_grad)
     assert bits_equal(as_torch(np_backward(dy.numpy(), x_np, None)), ref_grad)  # argmax recomputed
-    tally(op, cases=1, bit_identical_outputs=1, bit_identical_indices=1, bit_identical_grads=1)
+    tally(op, cases=1, bit_identical_outputs=1, bit_identical_indices=1, bit_identical_grads=1,
+          **({} if identical else {"indices_listed_vs_channels_first_torch": 1}))

@@ -1,4 +1,5 @@
 """Fractional max pooling (given samples) and max unpooling against PyTorch, bit for bit, refusals included."""
+import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
@@ -39,6 +40,40 @@ def test_fractional_max_pool(r, case, tally):
                    lambda x: pf(x, kk, return_indices=True, _random_samples=samples, **out_kw),
                    lambda x: nf(x, kk, return_indices=True, _random_samples=samples.numpy(), **out_kw),
                    lambda dy, x, i: nb(dy, x, i, kk, tuple(dy.shape[-r:]), samples.numpy()))
+
+
+def _zero_sizes(r):
+    """Output sizes with a 0 on some axes, given as output_size or as an output_ratio that truncates to 0."""
+    out = [dict(output_size=(0,) * r), dict(output_size=(0,) + (2,) * (r - 1)),
+           dict(output_size=(2,) * (r - 1) + (0,)), dict(output_ratio=(0.1,) * r)]
+    return out + [dict(output_ratio=(0.5,) * (r - 1) + (0.1,))]
+
+
+@pytest.mark.parametrize("layout", ["channels_first", "channels_last"])
+@pytest.mark.parametrize("r, kw", [(r, kw) for r in (2, 3) for kw in _zero_sizes(r)], ids=str)
+def test_fractional_output_size_zero(r, kw, layout, tally):
+    """An output size of 0: an empty output and empty indices, as the installed PyTorch returns, and a zero
+    gradient of the input's shape (through the int64 indices and through the saved compact argmax)."""
+    base = torch.arange(2 * 3 * 6 ** r, dtype=torch.float32).reshape((2, 3) + (6,) * r)
+    samples = torch.rand(2, 3, r, generator=torch.Generator().manual_seed(r))
+    tf, pf = getattr(F, f"fractional_max_pool{r}d"), getattr(pt, f"fractional_max_pool{r}d")
+    t_leaf, t_view = leaf_and_view(base, layout)
+    y, idx = tf(t_view, 2, return_indices=True, _random_samples=samples, **kw)
+    assert y.numel() == 0  # the case is what it says
+    y.sum().backward()
+    for return_indices in (True, False):
+        p_leaf, p_view = leaf_and_view(base, layout)
+        got = pf(p_view, 2, return_indices=return_indices, _random_samples=samples, **kw)
+        gy = got[0] if return_indices else got
+        assert bits_equal(gy, y)
+        if return_indices:
+            assert bits_equal(got[1], idx)
+        gy.sum().backward()
+        assert bits_equal(p_leaf.grad, t_leaf.grad)
+    ny, ni = getattr(poolkit, f"fractional_max_pool{r}d")(t_view.detach().numpy(), 2, return_indices=True,
+                                                           _random_samples=samples.numpy(), **kw)
+    assert ny.shape == tuple(y.shape) and ni.shape == tuple(idx.shape) and ni.dtype == np.int64
+    tally(f"fractional_max_pool{r}d", cases=1, empty_outputs=1)
 
 
 @pytest.mark.parametrize("case", range(200))

@@ -37,7 +37,7 @@ def test_max_pool(r, case, tally):
     check_max_pair(tally, f"max_pool{r}d", rng, base, dtype, layout,
                 lambda x: tf(x, return_indices=True, **kw), lambda x: pf(x, return_indices=True, **kw),
                 lambda x: nf(x, return_indices=True, **kw), lambda dy, x, i: nb(dy, x, i, **kw),
-                pk_plain=lambda x: pf(x, **kw))
+                pk_plain=lambda x: pf(x, **kw), key=("max_pool", r, case))
 
 
 @pytest.mark.parametrize("case", range(200))
@@ -57,7 +57,8 @@ def test_adaptive_max_pool(r, case, tally):
     nf, nb = getattr(poolkit, f"adaptive_max_pool{r}d"), getattr(poolkit, f"adaptive_max_pool{r}d_backward")
     check_max_pair(tally, f"adaptive_max_pool{r}d", rng, base, dtype, layout,
                 lambda x: tf(x, osz, return_indices=True), lambda x: pf(x, osz, return_indices=True),
-                lambda x: nf(x, osz, return_indices=True), lambda dy, x, i: nb(dy, x, i), pk_plain=lambda x: pf(x, osz))
+                lambda x: nf(x, osz, return_indices=True), lambda dy, x, i: nb(dy, x, i), pk_plain=lambda x: pf(x, osz),
+                key=("adaptive_max_pool", r, case))
 
 
 @pytest.mark.parametrize("case", range(60))
@@ -71,4 +72,5 @@ def test_global_max_pool(case, tally):
     check_max_pair(tally, "global_max_pool", rng, base, dtype, random_layout(rng),
                 lambda x: tf(x, 1, return_indices=True), lambda x: pt.global_max_pool(x, return_indices=True),
                 lambda x: poolkit.global_max_pool(x, return_indices=True),
-                lambda dy, x, i: poolkit.global_max_pool_backward(dy, x, i), pk_plain=pt.global_max_pool)
+                lambda dy, x, i: poolkit.global_max_pool_backward(dy, x, i), pk_plain=pt.global_max_pool,
+                key=("global_max_pool", None, case))

@@ -1,5 +1,13 @@
 """poolkit.torch.nn.convert on torchvision models (random weights): every torch.nn pooling module replaced, and a
-training step (eager and under torch.compile) gives the unconverted model's loss and gradients, bit for bit."""
+training step gives the unconverted model's loss and gradients bit for bit, in eager mode and under torch.compile
+with its default backend (inductor).
+
+Under torch.compile the converted model is compared with the unconverted model compiled the same way, not with
+eager mode: inductor changes some of the rest of the model's numbers itself (checked one layer at a time on
+torch 2.15: its dropout draws other masks from the same seed, its training-mode batch norm gives other last bits;
+convolution, ReLU, linear layers and max pooling keep eager's bits). Its own lowering of adaptive average pooling
+(a mean over the plane) sums in another order than eager's too, but the 2x2 planes these models pool at 64x64
+give the same bits either way, so the comparison stays exact."""
 import copy
 
 import pytest
@@ -37,8 +45,9 @@ def test_training_step_same_bits(name):
     assert not any(isinstance(m, POOLS) for m in converted.modules())
     x = torch.randn(2, 3, 64, 64, generator=torch.Generator().manual_seed(1))
     target = torch.tensor([3, 7])
-    loss0, grads0 = _step(model, x, target)
-    for run in (converted, torch.compile(converted, fullgraph=True, backend="aot_eager")):
+    for unconverted, run in ((model, converted),
+                             (torch.compile(model, fullgraph=True), torch.compile(converted, fullgraph=True))):
+        loss0, grads0 = _step(unconverted, x, target)
         loss, grads = _step(run, x, target)
         assert torch.equal(loss, loss0)
         assert all(torch.equal(a, b) for a, b in zip(grads, grads0))

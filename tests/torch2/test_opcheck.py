@@ -68,4 +68,11 @@ def test_opcheck(layout, i):
 def test_every_operator_is_checked():
     names = {str(op).split(".")[-1] for op, _ in _calls("channels_first")}
     registered = {n for n in dir(OPS) if not n.startswith("_") and isinstance(getattr(OPS, n), torch._ops.OpOverloadPacket)}
-    assert registered == names
+    assert registered == names | {"refuse"}  # refuse only raises (test_export_errors.py)
+
+
+@pytest.mark.parametrize("kind", [ValueError, TypeError, IndexError])
+def test_refuse_raises_its_error(kind):
+    with pytest.raises(kind) as e:
+        OPS.refuse(torch.zeros(2), kind.__name__, "poolkit: x: a message")
+    assert str(e.value) == "poolkit: x: a message"

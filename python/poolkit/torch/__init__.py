@@ -62,8 +62,18 @@ class _In:
 
 def _export(fn, name):
     fn.__name__ = fn.__qualname__ = name
+    if A is not _autograd:  # under torch.compile, bad arguments raise eager's error from the compiled graph
+        fn = A.refusing_in_graph(fn, _returns_pair(fn))
     globals()[name] = fn
     __all__.append(name)
+
+
+def _returns_pair(fn):
+    """Whether a call of fn returns (output, indices): its return_indices argument, by keyword or position."""
+    names = fn.__code__.co_varnames[:fn.__code__.co_argcount]
+    at = names.index("return_indices") if "return_indices" in names else None
+    return lambda args, kwargs: at is not None and bool(kwargs.get("return_indices", args[at] if len(args) > at
+                                                                    else False))
 
 
 def _max_result(a, res, return_indices):
@@ -189,4 +199,5 @@ def global_lp_pool(input, norm_type=2, *, data_format="channels_first"):
     return to_data_format(A.lp_pool(x, GLOBAL_RECIPE, norm_type, "onnx"), data_format)
 
 
-__all__ += ["global_max_pool", "global_avg_pool", "global_lp_pool"]
+for _f in (global_max_pool, global_avg_pool, global_lp_pool):
+    _export(_f, _f.__name__)

@@ -3,7 +3,9 @@ torch.library.custom_op: each with a fake kernel (shape, dtype, memory format, w
 autograd registered through the library, so that torch.compile, torch.export and opcheck see them. The geometry
 travels as its recipe (see poolkit._params.build_geometry), flattened into schema types; the C++ geometry is
 built inside the kernels. Second derivatives: max, fractional max, average, Lp and unpooling (not mixed and
-stochastic pooling)."""
+stochastic pooling). poolkit::refuse carries bad arguments found while torch.compile traces into the compiled
+graph, which raises eager's error when it runs."""
+import functools
 import math
 from typing import Optional
 
@@ -73,19 +75,76 @@ def _scatter(v, idx, like):
 _NONE8 = (None,) * 8
 
 
-def _fake_refusing_eagerly(op):
-    """Registers the decorated function as op's fake kernel. Where it finds the arguments refused, torch.compile is
-    told the call cannot be traced, so it runs the call eagerly (a graph break on bad input only) and the caller
-    gets poolkit's own error, exactly as in eager mode (without this, dynamo wraps it in its TorchRuntimeError)."""
+def _tracing_one_graph():
+    """Whether torch.compile's tracer is at work on a graph that may not break (fullgraph=True)."""
+    try:
+        from torch._dynamo.symbolic_convert import tls
+    except ImportError:
+        return False
+    tx = getattr(tls, "current_tx", None)
+    return tx is not None and bool(getattr(tx, "one_graph", False) or getattr(tx, "error_on_graph_break", False))
+
+
+def _fake_refusing_eagerly(op, placeholder):
+    """Registers the decorated function as op's fake kernel. Where it finds the arguments refused, the caller must
+    get poolkit's own error, exactly as in eager mode (dynamo would wrap it in its TorchRuntimeError). Under
+    torch.compile's default the call is declared untraceable, so it runs eagerly (a graph break on bad input only)
+    and raises there; where the graph may not break (fullgraph=True) the trace goes on with placeholder(*args) as
+    the output and the operator's real kernel raises the same error when the compiled graph runs."""
     def register(fn):
         def fake(*args):
             try:
                 return fn(*args)
             except (ValueError, TypeError, IndexError) as e:
+                if _tracing_one_graph():
+                    return placeholder(*args)
                 raise UnsupportedOperatorException(op._opoverload) from e
         op.register_fake(fake)
         return fake
     return register
+
+
+def _placeholder_pool(x, *rest):
+    return torch.empty_like(x)
+
+
+def _placeholder_max(x, *rest):
+    return torch.empty_like(x), torch.empty_like(x, dtype=torch.int64)
+
+
+# ---- refusals found while torch.compile traces poolkit.torch's Python --------------------------------------------
+
+_ERRORS = {"ValueError": ValueError, "TypeError": TypeError, "IndexError": IndexError}
+
+
+@_op("poolkit::refuse", mutates_args=())
+def _refuse(x: Tensor, kind: str, message: str) -> Tensor:
+    """Raises the error poolkit.torch found in a call's arguments while torch.compile traced it (see
+    refusing_in_graph); x: any tensor of the call, for the output's placeholder."""
+    raise _ERRORS[kind](message)
+
+
+@_refuse.register_fake
+def _(x, kind, message):
+    return torch.empty_like(x)
+
+
+def refusing_in_graph(fn, returns_pair):
+    """fn, whose argument errors reach the caller under torch.compile as in eager mode: dynamo reports an exception
+    raised in traced code as its own error where the graph may not break (fullgraph=True), so a refused call traces
+    to poolkit::refuse, which raises the same error when the compiled graph runs. returns_pair(args, kwargs): whether
+    the call returns (output, indices)."""
+    def call(*args, **kwargs):
+        if not torch.compiler.is_compiling():
+            return fn(*args, **kwargs)
+        try:
+            return fn(*args, **kwargs)
+        except (ValueError, TypeError, IndexError) as e:
+            x = args[0] if args and isinstance(args[0], Tensor) else torch.empty(0)
+            y = _refuse(x, type(e).__name__, str(e))
+            return (y, y) if returns_pair(args, kwargs) else y
+    return functools.wraps(fn)(call)
+
 
 # ---- max pooling (sliding, adaptive, global) ----------------------------------------------------------------------
 
@@ -98,7 +157,7 @@ def _max_pool(x: Tensor, builder: str, ints: list[int], lens: list[int], reals: 
     return y, _argmax_out(g, x, int64_indices, am)
 
 
-@_fake_refusing_eagerly(_max_pool)
+@_fake_refusing_eagerly(_max_pool, _placeholder_max)
 def _(x, builder, ints, lens, reals, text, flag, int64_indices):
     g = _geometry(x, builder, ints, lens, reals, text, flag)
     return _fake_out(g, x), _argmax_out(g, x, int64_indices, None)
@@ -162,7 +221,7 @@ def _fractional(x: Tensor, samples: Tensor, builder: str, ints: list[int], lens:
     return y, _argmax_out(g, x, int64_indices, am)
 
 
-@_fake_refusing_eagerly(_fractional)
+@_fake_refusing_eagerly(_fractional, _placeholder_max)
 def _(x, samples, builder, ints, lens, reals, text, flag, int64_indices):
     g = _geometry(x, builder, ints, lens, reals, text, flag)
     return _fake_out(g, x), _argmax_out(g, x, int64_indices, None)
@@ -225,7 +284,7 @@ def _avg_pool(x: Tensor, builder: str, ints: list[int], lens: list[int], reals: 
     return _engine.avg_pool(TORCH, g, x, count_include_pad, divisor_override)
 
 
-@_fake_refusing_eagerly(_avg_pool)
+@_fake_refusing_eagerly(_avg_pool, _placeholder_pool)
 def _(x, builder, ints, lens, reals, text, flag, count_include_pad, divisor_override):
     return _fake_out(_geometry(x, builder, ints, lens, reals, text, flag), x)
 
@@ -283,7 +342,7 @@ def _lp_pool(x: Tensor, builder: str, ints: list[int], lens: list[int], reals: l
     return _engine.lp_pool(TORCH, g, x, norm_type, convention)
 
 
-@_fake_refusing_eagerly(_lp_pool)
+@_fake_refusing_eagerly(_lp_pool, _placeholder_pool)
 def _(x, builder, ints, lens, reals, text, flag, norm_type, convention):
     return _fake_out(_geometry(x, builder, ints, lens, reals, text, flag), x)
 
@@ -356,7 +415,7 @@ def _stochastic(x: Tensor, builder: str, ints: list[int], lens: list[int], reals
     return _engine.stochastic_pool(TORCH, g, x, training, seed)
 
 
-@_fake_refusing_eagerly(_stochastic)
+@_fake_refusing_eagerly(_stochastic, _placeholder_pool)
 def _(x, builder, ints, lens, reals, text, flag, training, seed):
     return _fake_out(_geometry(x, builder, ints, lens, reals, text, flag), x)
 
@@ -395,7 +454,7 @@ def _mixed(x: Tensor, lambda_: Tensor, builder: str, ints: list[int], lens: list
     return _engine.mixed_pool(TORCH, g, x, float(lambda_), count_include_pad, divisor_override)
 
 
-@_fake_refusing_eagerly(_mixed)
+@_fake_refusing_eagerly(_mixed, _placeholder_pool)
 def _(x, lambda_, builder, ints, lens, reals, text, flag, count_include_pad, divisor_override):
     return _fake_out(_geometry(x, builder, ints, lens, reals, text, flag), x)
 
@@ -443,7 +502,7 @@ def _max_unpool(x: Tensor, indices: Tensor, kernel_size: list[int], stride: list
     return _engine.max_unpool(TORCH, x, indices, unpool_size(x, kernel_size, stride, padding, output_size))
 
 
-@_fake_refusing_eagerly(_max_unpool)
+@_fake_refusing_eagerly(_max_unpool, _placeholder_pool)
 def _(x, indices, kernel_size, stride, padding, output_size):
     out = unpool_size(x, [int(v) for v in kernel_size], [int(v) for v in stride], [int(v) for v in padding],
                       None if output_size is None else [int(v) for v in output_size])
