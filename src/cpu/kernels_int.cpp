@@ -223,6 +223,7 @@ void int_max_forward(const ForwardJob& j) {
   int_max_rows<hn::ScalableTag<T>, kIntTap, kScalarOnly>(j);  // (the scalar loop keeps tap numbers in an int)
 }
 
+#if HWY_TARGET != HWY_SCALAR  // (pair splits: ConcatEven/ConcatOdd)
 // 3x3 windows of stride 2 over a channels-first plane, no argmax (see K3S2ForwardJob): max is exact and
 // order-free for integers, so per output row the three input rows' maxima first, cell by cell, into a row with
 // the type's lowest value in its padding, then the three taps along it from one pair split (the windows overlap
@@ -325,6 +326,8 @@ void int_k3s2_plane_argmax(D d, const K3S2ForwardJob& j) {
     held = top + 2;
   }
 }
+
+#endif
 
 template <class T>
 bool int_k3s2(const K3S2ForwardJob& j) {
