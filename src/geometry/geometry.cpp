@@ -1,6 +1,7 @@
 #include "poolkit/geometry.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 #include <string>
 
@@ -12,6 +13,7 @@ namespace {
 
 std::string axis_name(const char* what, size_t i) { return std::string(what) + "[" + std::to_string(i) + "]"; }
 std::string got(int64_t v) { return " (got " + std::to_string(v) + ")"; }
+std::string got(double v) { return " (got " + std::to_string(v) + ")"; }
 
 void check_rank(const std::vector<int64_t>& in) {
   if (in.empty() || in.size() > size_t(kMaxSpatial))
@@ -278,8 +280,14 @@ std::vector<int64_t> fractional_output_size(const std::vector<int64_t>& in, cons
   if (rt.size() != in.size()) fail("output_ratio", "must have 1 or one entry per spatial axis");
   std::vector<int64_t> out(in.size());
   for (size_t i = 0; i < in.size(); ++i) {
-    if (!(rt[i] > 0 && rt[i] < 1)) fail("output_ratio", "must be in (0, 1) (got " + std::to_string(rt[i]) + ")");
-    out[i] = int64_t(double(in[i]) * rt[i]);
+    // PyTorch's functional form truncates input * ratio toward zero and takes whatever output fits (a ratio of 0,
+    // or a small negative one, gives an empty output); its modules ask for (0, 1), which poolkit.torch.nn checks.
+    const double size = double(in[i]) * rt[i];
+    if (!std::isfinite(size) || std::fabs(size) >= 0x1p62)
+      fail("output_ratio", "must be a finite number giving a representable output size" + got(rt[i]));
+    out[i] = int64_t(size);
+    if (out[i] < 0)
+      fail("output_ratio", "gives a negative output size " + std::to_string(out[i]) + got(rt[i]));
   }
   fractional_geometry(in, out, kernel);  // validates
   return out;

@@ -89,7 +89,7 @@ TEST(Errors, AdaptiveOutputSize) {
 }
 TEST(Errors, FractionalOutputTooLarge) {
   expect_error([] { fractional_geometry({5}, {4}, {3}); }, Value, "output_size[0]", "output_size + kernel_size - 1");
-  expect_error([] { fractional_output_size({5}, {1.5}, {2}); }, Value, "output_ratio", "(0, 1)");
+  expect_error([] { fractional_output_size({5}, {-0.5}, {2}); }, Value, "output_ratio", "negative output size");
 }
 TEST(Errors, FractionalSamplesOutOfRange) {
   double u = 1.0;

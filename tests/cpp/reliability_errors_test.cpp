@@ -30,7 +30,7 @@ TEST(ReliabilityErrors, RequiredListsMustBeGiven) {
   expect_error([] { fractional_geometry({4}, {2}, {}); }, Value, "kernel_size", "must be given");
   expect_error([] { unpool_output_size({4}, {}, {}, {}, std::nullopt); }, Value, "kernel_size", "must be given");
   expect_error([] { fractional_output_size({8, 8}, {0.5, 0.5, 0.5}, {2}); }, Value, "output_ratio", "one entry per");
-  expect_error([] { fractional_output_size({8}, {std::nan("")}, {2}); }, Value, "output_ratio", "(0, 1)");
+  expect_error([] { fractional_output_size({8}, {std::nan("")}, {2}); }, Value, "output_ratio", "finite");
   expect_error([] { fractional_geometry({8, 8}, {4}, {2}); }, Value, "output_size", "one entry per spatial axis");
   expect_error([] { unpool_output_size({4}, {2}, {2}, {0}, std::vector<int64_t>{1, 2, 3, 4}); }, Value, "output_size",
                "one entry per spatial axis");

@@ -6,6 +6,7 @@ import torch.nn.functional as F
 
 import poolkit
 import poolkit.torch as pt
+import poolkit.torch.nn  # noqa: F401  (the modules, as pt.nn)
 from max_pair import check_max_pair
 from oracle import (DTYPES, Refused, as_torch, bits_equal, call, leaf_and_view, logical_grad, new_rng, random_layout,
                     unbatched_shape, values)
@@ -40,6 +41,26 @@ def test_fractional_max_pool(r, case, tally):
                    lambda x: pf(x, kk, return_indices=True, _random_samples=samples, **out_kw),
                    lambda x: nf(x, kk, return_indices=True, _random_samples=samples.numpy(), **out_kw),
                    lambda dy, x, i: nb(dy, x, i, kk, tuple(dy.shape[-r:]), samples.numpy()))
+
+
+@pytest.mark.parametrize("ratio", [0.0, 1.0, 0.999, 1.05, 1.5, -0.1, -0.2])
+@pytest.mark.parametrize("k", [1, 2])
+@pytest.mark.parametrize("r", [2, 3])
+def test_fractional_ratio_bounds(r, k, ratio):
+    """The functional form takes the ratios the installed PyTorch takes (it truncates input size x ratio toward 0:
+    0 and -0.1 give empty outputs, 1 and 1.05 with kernel 1 the input's size in 2-D) and refuses the others; the modules refuse outside (0, 1) at construction, as torch.nn's."""
+    x = torch.randn((1, 2) + (6,) * r, generator=torch.Generator().manual_seed(k))
+    samples = torch.rand(1, 2, r, generator=torch.Generator().manual_seed(r))
+    kw = dict(output_ratio=(ratio,) * r, return_indices=True, _random_samples=samples)
+    want = call(getattr(F, f"fractional_max_pool{r}d"), x, k, **kw)
+    got = call(getattr(pt, f"fractional_max_pool{r}d"), x, k, **kw)
+    assert isinstance(got, Refused) == isinstance(want, Refused), (want, got)
+    if not isinstance(want, Refused):
+        assert bits_equal(got[0], want[0]) and bits_equal(got[1], want[1])
+    name = f"FractionalMaxPool{r}d"
+    want = call(getattr(torch.nn, name), k, output_ratio=ratio)
+    got = call(getattr(pt.nn, name), k, output_ratio=ratio)
+    assert isinstance(got, Refused) == isinstance(want, Refused), (want, got)
 
 
 def _zero_sizes(r):
@@ -133,3 +154,11 @@ def test_max_unpool(r, case, tally):
     assert bits_equal(as_torch(nf(x_np, idx.numpy(), k, s, p, osz)), ref)
     assert bits_equal(as_torch(nb(dy.numpy(), idx.numpy())), logical_grad(t_leaf, layout))
     tally(op, cases=1, bit_identical_outputs=1, bit_identical_grads=1)
+
+
+@pytest.mark.parametrize("kw", [dict(), dict(output_size=3, output_ratio=0.5)])
+def test_fractional_module_needs_one_of_size_and_ratio(kw):
+    """torch.nn refuses a fractional module given neither or both of output_size and output_ratio; so does poolkit."""
+    assert isinstance(call(torch.nn.FractionalMaxPool2d, 2, **kw), Refused)
+    got = call(pt.nn.FractionalMaxPool2d, 2, **kw)
+    assert isinstance(got, Refused) and "output_size" in str(got.args[0])

@@ -35,8 +35,22 @@ class _Pool(torch.nn.Module):
 _REQUIRED = object()
 
 
-def _module(name, fn, args, defaults):
-    cls = type(name, (_Pool,), {"_fn": fn, "_args": tuple(a for a, _ in args),
+class _Fractional(_Pool):
+    """torch.nn's fractional modules check at construction what their functional form leaves to the output's fit:
+    exactly one of output_size and output_ratio, and a ratio strictly between 0 and 1."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        size, ratio = self._values["output_size"], self._values["output_ratio"]
+        if (size is None) == (ratio is None):
+            raise ValueError(f"poolkit: output_size: {type(self).__name__} needs exactly one of output_size and "
+                             "output_ratio")
+        if ratio is not None and not all(0 < float(v) < 1 for v in (ratio if hasattr(ratio, "__len__") else [ratio])):
+            raise ValueError(f"poolkit: output_ratio: must be between 0 and 1 (got {ratio})")
+
+
+def _module(name, fn, args, defaults, base=_Pool):
+    cls = type(name, (base,), {"_fn": fn, "_args": tuple(a for a, _ in args),
                                 "_defaults": {a: d for a, d in args} | defaults})
     cls.__module__ = __name__
     return cls
@@ -59,7 +73,7 @@ for _r in (1, 2, 3):
         ("output_size", _R)], {})
     globals()[f"FractionalMaxPool{_r}d"] = _module(f"FractionalMaxPool{_r}d", f"fractional_max_pool{_r}d", [
         ("kernel_size", _R), ("output_size", None), ("output_ratio", None), ("return_indices", False),
-        ("_random_samples", None)], {})
+        ("_random_samples", None)], {}, _Fractional)
     globals()[f"MixedPool{_r}d"] = _module(f"MixedPool{_r}d", f"mixed_pool{_r}d", [
         ("kernel_size", _R), ("stride", None), ("padding", 0), ("ceil_mode", False), ("count_include_pad", None),
         ("divisor_override", None), ("lambda_", 0.5)], {})
