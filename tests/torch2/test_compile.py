@@ -44,3 +44,81 @@ def test_inductor_module_forward_backward_bits():
         outs.append((y.detach(), [p.grad.clone() for p in model.parameters()]))
     assert torch.equal(outs[0][0], outs[1][0])
     assert all(torch.equal(a, b) for a, b in zip(outs[0][1], outs[1][1]))
+
+
+def _module_calls(r):
+    """Every poolkit.torch.nn module of r spatial dims, as (name, module, call(module, x))."""
+    import poolkit.torch.nn as pnn
+    m = {n: pnn.__dict__[f"{n}{r}d"] for n in ("MaxPool", "AvgPool", "LPPool", "AdaptiveMaxPool", "AdaptiveAvgPool",
+                                               "FractionalMaxPool", "MixedPool", "MaxUnpool", "StochasticPool")}
+    pool = m["MaxPool"](2, return_indices=True)
+    out = [("MaxPool", pool, lambda mod, x: mod(x)),
+           ("AvgPool", m["AvgPool"](3, 2, 1), lambda mod, x: mod(x)),
+           ("LPPool", m["LPPool"](3.0, 2), lambda mod, x: mod(x)),
+           ("AdaptiveMaxPool", m["AdaptiveMaxPool"](2, return_indices=True), lambda mod, x: mod(x)),
+           ("AdaptiveAvgPool", m["AdaptiveAvgPool"](2), lambda mod, x: mod(x)),
+           ("MixedPool", m["MixedPool"](2, lambda_=0.25), lambda mod, x: mod(x)),
+           ("MaxUnpool", m["MaxUnpool"](2), lambda mod, x: mod(*pool(x), output_size=x.shape[2:])),
+           ("StochasticPool", m["StochasticPool"](2, seed=5), lambda mod, x: mod(x))]
+    if r > 1:
+        s = torch.rand(2, 3, r, generator=torch.Generator().manual_seed(11))
+        out.append(("FractionalMaxPool", m["FractionalMaxPool"](2, output_ratio=(0.5,) * r, return_indices=True,
+                                                                 _random_samples=s), lambda mod, x: mod(x)))
+    return out
+
+
+class _EveryPool(torch.nn.Module):
+    """Calls every poolkit.torch function (the cases) and every poolkit.torch.nn module on channels-first and
+    channels-last inputs of 1 to 3 spatial dims, and returns every output: one inductor compile covers them all."""
+
+    def __init__(self):
+        super().__init__()
+        self.calls = [(r, c[0], c[1]) for r in (1, 2, 3) for c in cases(r)]
+        self.mods = torch.nn.ModuleList()
+        self.mod_calls = []
+        for r in (1, 2, 3):
+            for name, mod, call in _module_calls(r):
+                self.mod_calls.append((r, name, len(self.mods), call))
+                self.mods.append(mod)
+        self.names = []
+
+    def forward(self, xs):  # xs: {(r, layout): tensor}
+        outs, names = [], []
+        for (r, layout), x in xs.items():
+            for _, name, fn in (c for c in self.calls if c[0] == r):
+                outs.append(fn(x))
+                names.append(f"{r}d-{name}-{layout}")
+            for _, name, i, call in (c for c in self.mod_calls if c[0] == r):
+                y = call(self.mods[i], x)
+                for j, t in enumerate(y if isinstance(y, tuple) else (y,)):
+                    outs.append(t)
+                    names.append(f"{r}d-{name}[{j}]-{layout}")
+        self.names = names
+        return outs
+
+
+def _run_all(fn, xs):
+    xs = {k: x.detach().clone().requires_grad_(True) for k, x in xs.items()}  # clone keeps the strides
+    ys = fn(xs)
+    loss = sum((y * torch.linspace(-1, 1, y.numel(), dtype=y.dtype).reshape(y.shape)).sum()
+               for y in ys if y.is_floating_point())
+    return ys, torch.autograd.grad(loss, list(xs.values()))
+
+
+def test_inductor_every_function_and_module_bits_and_strides():
+    """inductor (the default backend), fullgraph, forward and backward: every output and gradient has eager's bits
+    and strides, channels-last inputs included, and dynamo sees no graph break."""
+    xs = {(r, layout): x for r in (1, 2, 3) for layout, x in inputs(r).items()}
+    model = _EveryPool()
+    torch._dynamo.reset()
+    assert torch._dynamo.explain(model)(xs).graph_break_count == 0
+    y0, g0 = _run_all(model, xs)
+    names = model.names
+    y1, g1 = _run_all(torch.compile(model, fullgraph=True, backend="inductor"), xs)
+    assert len(y0) == len(y1) == len(names)
+    for name, a, b in zip(names, y0, y1):
+        assert a.dtype == b.dtype and torch.equal(a, b), name
+        assert a.stride() == b.stride(), (name, a.stride(), b.stride())
+    for key, a, b in zip(xs, g0, g1):
+        assert torch.equal(a, b), ("gradient", key)
+        assert a.stride() == b.stride(), ("gradient", key, a.stride(), b.stride())
