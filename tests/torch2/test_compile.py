@@ -1,5 +1,6 @@
 """torch.compile(fullgraph=True) of every poolkit.torch function: no graph break, forward and gradient bits equal
-to eager, channels-last kept."""
+to eager, channels-last kept. Each case under aot_eager (cheap, one compile each), and all functions and
+poolkit.torch.nn modules together in one module under inductor, the default backend (one compile)."""
 import pytest
 import torch
 
@@ -52,18 +53,16 @@ def _module_calls(r):
     m = {n: pnn.__dict__[f"{n}{r}d"] for n in ("MaxPool", "AvgPool", "LPPool", "AdaptiveMaxPool", "AdaptiveAvgPool",
                                                "FractionalMaxPool", "MixedPool", "MaxUnpool", "StochasticPool")}
     pool = m["MaxPool"](2, return_indices=True)
-    out = [("MaxPool", pool, lambda mod, x: mod(x)),
-           ("AvgPool", m["AvgPool"](3, 2, 1), lambda mod, x: mod(x)),
-           ("LPPool", m["LPPool"](3.0, 2), lambda mod, x: mod(x)),
-           ("AdaptiveMaxPool", m["AdaptiveMaxPool"](2, return_indices=True), lambda mod, x: mod(x)),
-           ("AdaptiveAvgPool", m["AdaptiveAvgPool"](2), lambda mod, x: mod(x)),
-           ("MixedPool", m["MixedPool"](2, lambda_=0.25), lambda mod, x: mod(x)),
-           ("MaxUnpool", m["MaxUnpool"](2), lambda mod, x: mod(*pool(x), output_size=x.shape[2:])),
-           ("StochasticPool", m["StochasticPool"](2, seed=5), lambda mod, x: mod(x))]
+    mods = [("MaxPool", pool), ("AvgPool", m["AvgPool"](3, 2, 1)), ("LPPool", m["LPPool"](3.0, 2)),
+            ("AdaptiveMaxPool", m["AdaptiveMaxPool"](2, return_indices=True)),
+            ("AdaptiveAvgPool", m["AdaptiveAvgPool"](2)), ("MixedPool", m["MixedPool"](2, lambda_=0.25)),
+            ("StochasticPool", m["StochasticPool"](2, seed=5))]
     if r > 1:
         s = torch.rand(2, 3, r, generator=torch.Generator().manual_seed(11))
-        out.append(("FractionalMaxPool", m["FractionalMaxPool"](2, output_ratio=(0.5,) * r, return_indices=True,
-                                                                 _random_samples=s), lambda mod, x: mod(x)))
+        mods.append(("FractionalMaxPool", m["FractionalMaxPool"](2, output_ratio=(0.5,) * r, return_indices=True,
+                                                                  _random_samples=s)))
+    out = [(name, mod, lambda mod, x: mod(x)) for name, mod in mods]
+    out.append(("MaxUnpool", m["MaxUnpool"](2), lambda mod, x: mod(*pool(x), output_size=x.shape[2:])))
     return out
 
 
@@ -80,7 +79,7 @@ class _EveryPool(torch.nn.Module):
             for name, mod, call in _module_calls(r):
                 self.mod_calls.append((r, name, len(self.mods), call))
                 self.mods.append(mod)
-        self.names = []
+        self.names = []  # forward's outputs, named
 
     def forward(self, xs):  # xs: {(r, layout): tensor}
         outs, names = [], []
