@@ -162,3 +162,13 @@ def test_fractional_module_needs_one_of_size_and_ratio(kw):
     assert isinstance(call(torch.nn.FractionalMaxPool2d, 2, **kw), Refused)
     got = call(pt.nn.FractionalMaxPool2d, 2, **kw)
     assert isinstance(got, Refused) and "output_size" in str(got.args[0])
+
+
+@pytest.mark.parametrize("r", [2, 3])
+def test_fractional_module_takes_one_ratio_for_every_axis(r):
+    """torch.nn's fractional modules take a single output_ratio for every axis (their functional forms do not)."""
+    x = torch.randn((2, 3) + (9,) * r, generator=torch.Generator().manual_seed(r))
+    samples = torch.rand(2, 3, r, generator=torch.Generator().manual_seed(r + 1))
+    want = getattr(torch.nn, f"FractionalMaxPool{r}d")(2, output_ratio=0.5, _random_samples=samples)(x)
+    got = getattr(pt.nn, f"FractionalMaxPool{r}d")(2, output_ratio=0.5, _random_samples=samples)(x)
+    assert bits_equal(got, want)

@@ -45,8 +45,11 @@ class _Fractional(_Pool):
         if (size is None) == (ratio is None):
             raise ValueError(f"poolkit: output_size: {type(self).__name__} needs exactly one of output_size and "
                              "output_ratio")
-        if ratio is not None and not all(0 < float(v) < 1 for v in (ratio if hasattr(ratio, "__len__") else [ratio])):
-            raise ValueError(f"poolkit: output_ratio: must be between 0 and 1 (got {ratio})")
+        if ratio is not None:
+            if not hasattr(ratio, "__len__"):  # one number for every axis, as torch.nn's modules take it
+                ratio = self._values["output_ratio"] = (ratio,) * int(self._fn[-2])
+            if not all(0 < float(v) < 1 for v in ratio):
+                raise ValueError(f"poolkit: output_ratio: must be between 0 and 1 (got {ratio})")
 
 
 def _module(name, fn, args, defaults, base=_Pool):
