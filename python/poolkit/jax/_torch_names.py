@@ -80,9 +80,10 @@ def _make(r):
         fn.__doc__ = f"torch.nn.functional's same-named function over (N, C, {r} spatial axes) JAX arrays."
     fractional_max_pool.__doc__ = ("torch.nn.functional's fractional_max_pool over (N, C, spatial) JAX arrays; JAX "
                                    "has no global random state: pass _random_samples (N, C, rank) or key=.")
+    lp_pool.__doc__ += " norm_type must be finite and > 0 (PyTorch 2 also takes negative and infinite ones)."
     for fn in (mixed_pool, stochastic_pool):
-        fn.__doc__ = f"poolkit.torch's same-named function (no torch.nn.functional peer) over (N, C, {r} spatial " \
-                     "axes) JAX arrays."
+        fn.__doc__ = (f"poolkit.torch's same-named function (no torch.nn.functional peer) over (N, C, {r} spatial "
+                      "axes) JAX arrays.")
     for fn, base in ((max_pool, "max_pool"), (avg_pool, "avg_pool"), (lp_pool, "lp_pool"),
                      (adaptive_max_pool, "adaptive_max_pool"), (adaptive_avg_pool, "adaptive_avg_pool"),
                      (fractional_max_pool, "fractional_max_pool"), (max_unpool, "max_unpool"),
