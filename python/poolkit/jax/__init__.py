@@ -7,7 +7,8 @@ Max pooling (window, adaptive, global, fractional) and max_unpool take integer i
 int32, int64), as lax.reduce_window's max does; they have no gradient (JAX itself refuses integer inputs to
 jax.grad). The averaging operators take floating types alone. return_indices=True gives PyTorch's int64 flat
 indices (needs jax_enable_x64). PyTorch-named variants over (N, C, spatial...) arrays, with PyTorch's arguments:
-max_pool1d/2d/3d, avg_pool*, adaptive_max_pool*, adaptive_avg_pool*, fractional_max_pool*, max_unpool*."""
+max_pool1d/2d/3d, avg_pool*, lp_pool*, adaptive_max_pool*, adaptive_avg_pool*, fractional_max_pool*, max_unpool*,
+and poolkit.torch's mixed_pool* and stochastic_pool*."""
 import dataclasses
 
 import jax
@@ -79,12 +80,14 @@ def mixed_pool(inputs, window_shape, strides=None, padding="VALID", lambda_=0.5,
                channels_first=False):
     """lambda_ * max + (1 - lambda_) * average over each window; lambda_ (a number or a scalar array) is
     differentiable."""
-    def f(x):
-        spec = _spec.window(x, window_shape, strides, padding, channels_first,
-                            [("count_include_pad", bool(count_include_pad))])
-        return _ops.mixed_pool(x, jnp.asarray(lambda_, jnp.float64 if x.dtype == jnp.float64 else jnp.float32),
-                               spec)
-    return _with_batch(inputs, len(window_shape), f)
+    return _with_batch(inputs, len(window_shape), lambda x: _ops.mixed_pool(x, _lambda(x, lambda_), _spec.window(
+        x, window_shape, strides, padding, channels_first, [("count_include_pad", bool(count_include_pad))])))
+
+
+def _lambda(x, lambda_):
+    """Mixed pooling's lambda_ as the 0-d (or vmapped) array the custom call differentiates: float64 for float64
+    inputs, float32 otherwise."""
+    return jnp.asarray(lambda_, jnp.float64 if x.dtype == jnp.float64 else jnp.float32)
 
 
 def adaptive_max_pool(inputs, output_size, *, channels_first=False, return_indices=False):

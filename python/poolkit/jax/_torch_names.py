@@ -1,6 +1,7 @@
 """torch.nn.functional's names, argument order and defaults over (N, C, spatial...) JAX arrays (an input without
-the batch axis is pooled as a batch of one): thin wrappers over the same custom calls as poolkit.jax's flax-style
-functions, with PyTorch's geometry (stride defaults to kernel_size, symmetric padding, dilation, ceil_mode)."""
+the batch axis is pooled as a batch of one), and poolkit.torch's for mixed and stochastic pooling: thin wrappers
+over the same custom calls as poolkit.jax's flax-style functions, with PyTorch's geometry (stride defaults to
+kernel_size, symmetric padding, dilation, ceil_mode)."""
 import jax
 
 from ..functional import unpool_size
@@ -18,8 +19,15 @@ def _batched(input, rank, f):
     return f(input)
 
 
+def _avg_options(count_include_pad, divisor_override):
+    opts = [("count_include_pad", bool(count_include_pad))]
+    if divisor_override is not None:
+        opts.append(("divisor_override", _spec._ints(divisor_override, "divisor_override")[0]))
+    return opts
+
+
 def _make(r):
-    from . import _max, fractional_max_pool as _fractional, max_unpool as _unpool
+    from . import _lambda, _max, fractional_max_pool as _fractional, max_unpool as _unpool
 
     def max_pool(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
         return _batched(input, r, lambda x: _max(
@@ -28,11 +36,14 @@ def _make(r):
 
     def avg_pool(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
                  divisor_override=None):
-        opts = [("count_include_pad", bool(count_include_pad))]
-        if divisor_override is not None:
-            opts.append(("divisor_override", _spec._ints(divisor_override, "divisor_override")[0]))
+        opts = _avg_options(count_include_pad, divisor_override)
         return _batched(input, r, lambda x: _ops.avg_pool(
             x, _spec.torch_window(x, r, kernel_size, stride, padding, 1, ceil_mode, opts)))
+
+    def lp_pool(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+        opts = [("norm_type", float(norm_type)), ("onnx_convention", False)]
+        return _batched(input, r, lambda x: _ops.lp_pool(
+            x, _spec.torch_window(x, r, kernel_size, stride, 0, 1, ceil_mode, opts)))
 
     def adaptive_max_pool(input, output_size, return_indices=False):
         return _batched(input, r, lambda x: _max(
@@ -54,13 +65,29 @@ def _make(r):
             output_size
         return _unpool(input, indices, unpool_size(x, kernel_size, stride, padding, req), channels_first=True)
 
-    for fn in (max_pool, avg_pool, adaptive_max_pool, adaptive_avg_pool, max_unpool):
+    def mixed_pool(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+                   divisor_override=None, lambda_=0.5):
+        opts = _avg_options(count_include_pad, divisor_override)
+        return _batched(input, r, lambda x: _ops.mixed_pool(
+            x, _lambda(x, lambda_), _spec.torch_window(x, r, kernel_size, stride, padding, 1, ceil_mode, opts)))
+
+    def stochastic_pool(input, kernel_size, stride=None, padding=0, ceil_mode=False, training=True, seed=0):
+        opts = [("training", bool(training)), ("seed", int(seed))]
+        return _batched(input, r, lambda x: _ops.stochastic_pool(
+            x, _spec.torch_window(x, r, kernel_size, stride, padding, 1, ceil_mode, opts)))
+
+    for fn in (max_pool, avg_pool, lp_pool, adaptive_max_pool, adaptive_avg_pool, max_unpool):
         fn.__doc__ = f"torch.nn.functional's same-named function over (N, C, {r} spatial axes) JAX arrays."
     fractional_max_pool.__doc__ = ("torch.nn.functional's fractional_max_pool over (N, C, spatial) JAX arrays; JAX "
                                    "has no global random state: pass _random_samples (N, C, rank) or key=.")
-    for fn, base in ((max_pool, "max_pool"), (avg_pool, "avg_pool"), (adaptive_max_pool, "adaptive_max_pool"),
-                     (adaptive_avg_pool, "adaptive_avg_pool"), (fractional_max_pool, "fractional_max_pool"),
-                     (max_unpool, "max_unpool")):
+    lp_pool.__doc__ += " norm_type must be finite and > 0 (PyTorch 2 also takes negative and infinite ones)."
+    for fn in (mixed_pool, stochastic_pool):
+        fn.__doc__ = (f"poolkit.torch's same-named function (no torch.nn.functional peer) over (N, C, {r} spatial "
+                      "axes) JAX arrays.")
+    for fn, base in ((max_pool, "max_pool"), (avg_pool, "avg_pool"), (lp_pool, "lp_pool"),
+                     (adaptive_max_pool, "adaptive_max_pool"), (adaptive_avg_pool, "adaptive_avg_pool"),
+                     (fractional_max_pool, "fractional_max_pool"), (max_unpool, "max_unpool"),
+                     (mixed_pool, "mixed_pool"), (stochastic_pool, "stochastic_pool")):
         fn.__name__ = fn.__qualname__ = f"{base}{r}d"
         fn.__module__ = "poolkit.jax"  # documented and shown as poolkit.jax's own
         globals()[fn.__name__] = fn
