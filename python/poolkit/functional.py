@@ -168,6 +168,14 @@ def _make_avg_pool(r):
     _export(b, name + "_backward")
 
 
+def _lp_infinite_sign(norm_type, convention):
+    """+1 or -1 where PyTorch's lp_pool takes norm_type = +-inf as max pooling of |x| (-inf: minus the max of -|x|,
+    so the min of |x|), in the torch convention; else None (the core's formula, which refuses them)."""
+    if convention == "torch" and isinstance(norm_type, (int, float)) and abs(norm_type) == float("inf"):
+        return 1 if norm_type > 0 else -1
+    return None
+
+
 def _make_lp_pool(r):
     name = f"lp_pool{r}d"
 
@@ -180,6 +188,11 @@ def _make_lp_pool(r):
                                     "data_format": data_format})
         if done:
             return res
+        sign = _lp_infinite_sign(norm_type, convention)
+        if sign is not None:
+            m = globals()[f"max_pool{r}d"]
+            x = np.asarray(input)
+            return sign * m(sign * np.abs(x), kernel_size, stride, padding, dilation, ceil_mode, data_format=data_format)
         a = _In(input, r, data_format)
         g = window_geometry(a.x, kernel_size, stride, padding, sum_pool_dilation(dilation, convention, name),
                             ceil_mode)
@@ -187,6 +200,12 @@ def _make_lp_pool(r):
 
     def b(grad_output, input, norm_type, kernel_size, stride=None, ceil_mode=False, *, padding=0, dilation=1,
           convention="torch", data_format="channels_first"):
+        sign = _lp_infinite_sign(norm_type, convention)
+        if sign is not None:  # d|x|/dx = sign(x), 0 at 0, as PyTorch's abs
+            mb = globals()[f"max_pool{r}d_backward"]
+            x, dy = np.asarray(input), np.asarray(grad_output)
+            return np.sign(x) * mb(dy, sign * np.abs(x), None, kernel_size, stride, padding, dilation, ceil_mode,
+                                   data_format=data_format)
         a = _In(input, r, data_format)
         g = window_geometry(a.x, kernel_size, stride, padding, sum_pool_dilation(dilation, convention, name),
                             ceil_mode)

@@ -139,7 +139,11 @@ void avg_options(const AvgOptions& opt) {
 }
 
 void lp_options(const LpOptions& opt) {
-  if (!(std::isfinite(opt.p) && opt.p > 0)) fail("norm_type", "must be finite and > 0 (got " + std::to_string(opt.p) + ")");
+  // PyTorch's lp_pool takes any finite non-zero power (its +-inf are max pooling of |x|: the hosts compose them);
+  // ONNX's LpPool a positive one.
+  if (opt.convention == LpConvention::Onnx && !(std::isfinite(opt.p) && opt.p > 0))
+    fail("norm_type", "must be finite and > 0 in the ONNX convention (got " + std::to_string(opt.p) + ")");
+  if (!(std::isfinite(opt.p) && opt.p != 0)) fail("norm_type", "must be finite and non-zero (got " + std::to_string(opt.p) + ")");
 }
 
 void mixed_options(const MixedOptions& opt) {

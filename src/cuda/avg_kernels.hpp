@@ -141,6 +141,9 @@ POOLKIT_HD inline A power(A v, double e) {
   using std::pow;
   using std::sqrt;
   if (e == 0.5) return sqrt(v);
+  if (e == -0.5) return A(1) / sqrt(v);
+  if (e == -1) return A(1) / v;
+  if (e == -2) return A(1) / (v * v);
   return pow(v, A(e));
 }
 template <class A>

@@ -7,13 +7,17 @@
 namespace poolkit::ref {
 namespace {
 
-// x^e with the exact special cases PyTorch's pow uses (squares and cubes by multiplication, 0.5 by sqrt).
+// x^e with the exact special cases PyTorch's pow uses (squares and cubes by multiplication, 0.5 by sqrt, and
+// their reciprocals for -0.5, -1, -2).
 template <class A>
 A power(A v, double e) {
   if (e == 1) return v;
   if (e == 2) return v * v;
   if (e == 3) return v * v * v;
   if (e == 0.5) return std::sqrt(v);
+  if (e == -0.5) return A(1) / std::sqrt(v);
+  if (e == -1) return A(1) / v;
+  if (e == -2) return A(1) / (v * v);
   return std::pow(v, A(e));
 }
 

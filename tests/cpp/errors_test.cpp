@@ -157,7 +157,8 @@ TEST(Errors, ArgmaxValuesOutOfRangeInBackward) {
 TEST(Errors, OptionValues) {
   Tensor x(DType::f32, {1, 1, 4, 4}), y(DType::f32, {1, 1, 2, 2});
   expect_error([&] { avg_pool_forward(g2(), AvgOptions{true, 0}, x, y); }, Value, "divisor_override", "> 0");
-  expect_error([&] { lp_pool_forward(g2(), LpOptions{0, LpConvention::Torch}, x, y); }, Value, "norm_type", "> 0");
+  expect_error([&] { lp_pool_forward(g2(), LpOptions{0, LpConvention::Torch}, x, y); }, Value, "norm_type", "non-zero");
+  expect_error([&] { lp_pool_forward(g2(), LpOptions{-1, LpConvention::Onnx}, x, y); }, Value, "norm_type", "> 0");
   expect_error([&] { lp_pool_forward(g2(), LpOptions{INFINITY, LpConvention::Onnx}, x, y); }, Value, "norm_type");
   expect_error([&] { mixed_pool_forward(g2(), MixedOptions{NAN, {}}, x, y); }, Value, "lambda", "finite");
 }

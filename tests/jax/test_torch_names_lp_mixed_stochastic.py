@@ -162,8 +162,8 @@ def test_under_jit(fn):
 
 def test_errors_name_argument():
     x = jnp.asarray(normal((2, 3, 9, 8), np.float32))
-    with pytest.raises(Exception, match="norm_type: must be finite and > 0") as e:
-        pj.lp_pool2d(x, -1.0, 2)
+    with pytest.raises(Exception, match="norm_type: must be finite and non-zero") as e:
+        pj.lp_pool2d(x, 0.0, 2)
     assert "JaxRuntimeError" in type(e.value).__name__
     with pytest.raises(ValueError, match="kernel_size: must have 2 entries"):
         pj.lp_pool2d(x, 2.0, (2, 2, 2))
@@ -179,3 +179,18 @@ def test_errors_name_argument():
         pj.lp_pool2d(x.astype(jnp.int32), 2.0, 2)
     with pytest.raises(ValueError, match="input: must be"):
         pj.lp_pool2d(x[0, 0], 2.0, 2)
+
+
+@pytest.mark.parametrize("p", [float("inf"), -float("inf")])
+def test_lp_infinite_norm_is_max_of_abs(p):
+    """PyTorch 2's lp_pool takes +-inf as max pooling of |x| (minus the max of -|x| for -inf): compared with that
+    composition in torch, values and gradients bit for bit."""
+    x = normal((2, 3, 9, 8), np.float32)
+    t = torch.tensor(x, requires_grad=True)
+    s = 1 if p > 0 else -1
+    want = s * torch.nn.functional.max_pool2d(s * t.abs(), 3, 2, 0, 1, True)
+    want.sum().backward()
+    got = pj.lp_pool2d(jnp.asarray(x), p, 3, 2, True)
+    np.testing.assert_array_equal(np.asarray(got), want.detach().numpy())
+    g = jax.grad(lambda v: pj.lp_pool2d(v, p, 3, 2, True).sum())(jnp.asarray(x))
+    np.testing.assert_array_equal(np.asarray(g), t.grad.numpy())

@@ -4,7 +4,7 @@ over the same custom calls as poolkit.jax's flax-style functions, with PyTorch's
 kernel_size, symmetric padding, dilation, ceil_mode)."""
 import jax
 
-from ..functional import unpool_size
+from ..functional import _lp_infinite_sign, unpool_size
 from . import _ops, _spec
 
 __all__ = []
@@ -41,6 +41,9 @@ def _make(r):
             x, _spec.torch_window(x, r, kernel_size, stride, padding, 1, ceil_mode, opts)))
 
     def lp_pool(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+        sign = _lp_infinite_sign(norm_type, "torch")
+        if sign is not None:
+            return sign * max_pool(sign * jax.numpy.abs(input), kernel_size, stride, 0, 1, ceil_mode)
         opts = [("norm_type", float(norm_type)), ("onnx_convention", False)]
         return _batched(input, r, lambda x: _ops.lp_pool(
             x, _spec.torch_window(x, r, kernel_size, stride, 0, 1, ceil_mode, opts)))
@@ -80,7 +83,7 @@ def _make(r):
         fn.__doc__ = f"torch.nn.functional's same-named function over (N, C, {r} spatial axes) JAX arrays."
     fractional_max_pool.__doc__ = ("torch.nn.functional's fractional_max_pool over (N, C, spatial) JAX arrays; JAX "
                                    "has no global random state: pass _random_samples (N, C, rank) or key=.")
-    lp_pool.__doc__ += " norm_type must be finite and > 0 (PyTorch 2 also takes negative and infinite ones)."
+    lp_pool.__doc__ += " norm_type: non-zero; +-inf are max pooling of |x| (-inf: the min of |x|), as in PyTorch 2."
     for fn in (mixed_pool, stochastic_pool):
         fn.__doc__ = (f"poolkit.torch's same-named function (no torch.nn.functional peer) over (N, C, {r} spatial "
                       "axes) JAX arrays.")

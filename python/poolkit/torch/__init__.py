@@ -6,7 +6,7 @@ import torch
 from .._layout import batched, from_data_format, require_nonempty, to_data_format, unbatch
 from .._params import (GLOBAL_RECIPE, adaptive_recipe, check_avg_pool3d_input, check_convention, fractional_recipe,
                        int_list, spatial_size, sum_pool_dilation, window_recipe)
-from ..functional import _avg_divisor, _avg_include_default, onnx_unpool
+from ..functional import _avg_divisor, _avg_include_default, _lp_infinite_sign, onnx_unpool
 from . import _autograd
 
 # The operators: registered with torch.library where this PyTorch can (torch.compile, torch.export, double
@@ -113,6 +113,10 @@ def _make(r):
 
     def lp_pool(input, norm_type, kernel_size, stride=None, ceil_mode=False, *, padding=0, dilation=1,
                 convention="torch", data_format="channels_first"):
+        sign = _lp_infinite_sign(norm_type, convention)
+        if sign is not None:
+            return sign * max_pool(sign * input.abs(), kernel_size, stride, padding, dilation, ceil_mode,
+                                   data_format=data_format)
         a = _In(input, r, data_format)
         g = window_recipe(r, kernel_size, stride, padding, sum_pool_dilation(dilation, convention, f"lp_pool{r}d"),
                           ceil_mode)
