@@ -261,7 +261,7 @@ void break_one(Request& r, FuzzedDataProvider& f) {
     case 8: {  // an option out of range, or an index outside its plane / window
       r.broken = "option";
       if (r.op == AvgF || r.op == AvgB) r.avg.divisor_override = -f.ConsumeIntegralInRange<int64_t>(0, 2);
-      else if (r.op == LpF || r.op == LpB) r.lp.p = f.ConsumeBool() ? -1.0 : std::nan("");
+      else if (r.op == LpF || r.op == LpB) r.lp.p = f.ConsumeBool() ? 0.0 : std::nan("");  // (p < 0: torch's)
       else if (r.op == MixF || r.op == MixB) r.mixed.lambda = std::numeric_limits<double>::infinity();
       else if ((r.op == UnpF || r.op == UnpB) && r.indices.view.rank() && r.indices.view.numel() > 0) {
         auto* p = static_cast<int64_t*>(r.indices.view.data);
