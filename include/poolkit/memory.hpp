@@ -12,6 +12,11 @@ void* allocate(size_t bytes);
 // Returns a block from allocate(); nullptr is ignored.
 void release(void* p);
 
+// Asks for transparent huge pages on the 2 MiB-aligned interior of [p, p + bytes) before its first write, where
+// that holds a whole 2 MiB page: a fresh buffer then faults 2 MiB at a time, not 4 KiB. Advice on that memory
+// only (ignored where huge pages are off); for buffers a host allocates itself (XLA's, Octave's).
+void advise_huge_pages(void* p, size_t bytes);
+
 // Bytes of freed blocks the cache may keep (default 1 GiB, or the environment's POOLKIT_CACHE_MB).
 // Lowering the limit frees what is above it; 0 turns the cache off.
 void set_cache_limit(size_t bytes);

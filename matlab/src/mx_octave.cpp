@@ -1,7 +1,7 @@
 // The MEX API subset of mx_octave.hpp over Octave's arrays (compiled only into the Octave-native entry).
 #include "mx_octave.hpp"
 
-#include <sys/mman.h>
+#include "poolkit/memory.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -10,23 +10,6 @@
 
 namespace pkmex {
 namespace {
-
-// Outputs this large ask the kernel for 2 MiB pages before their first write: a fresh array's page faults
-// (one per 4 KiB otherwise) are a large share of a call that streams through memory once. Only the memory this
-// array gets is advised; the process's malloc settings are left alone.
-constexpr size_t kHugeFrom = size_t(4) << 20;
-
-void advise_huge(void* p, size_t bytes) {
-#ifdef MADV_HUGEPAGE
-  if (bytes < kHugeFrom) return;
-  constexpr uintptr_t huge = uintptr_t(2) << 20;
-  uintptr_t begin = (reinterpret_cast<uintptr_t>(p) + huge - 1) & ~(huge - 1);
-  uintptr_t end = (reinterpret_cast<uintptr_t>(p) + bytes) & ~(huge - 1);
-  if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);  // advice only
-#else
-  (void)p, (void)bytes;
-#endif
-}
 
 // Calls f(T{}) with T the element type Octave stores for a numeric class (octave_int<...> for integers).
 template <class F>
@@ -78,7 +61,7 @@ mxArray::mxArray(mxClassID cls, const std::vector<mwSize>& dims, bool zero)
   with_type(cls, [&](auto t) {
     using T = decltype(t);
     T* p = std::allocator<T>().allocate(numel_);  // raw memory: Octave's Array(dv) would write every element
-    advise_huge(p, numel_ * sizeof(T));
+    poolkit::advise_huge_pages(p, numel_ * sizeof(T));  // a fresh array's faults, 2 MiB at a time
     if (zero) std::memset(static_cast<void*>(p), 0, numel_ * sizeof(T));
     data_ = p;
   });

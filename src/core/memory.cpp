@@ -2,6 +2,7 @@
 
 #include <sys/mman.h>
 
+#include <cstdint>
 #include <cstdlib>
 #include <map>
 #include <mutex>
@@ -70,10 +71,16 @@ void* allocate(size_t bytes) {
   }
   void* p = std::aligned_alloc(size >= kHuge ? kHuge : 64, size);
   if (!p) throw std::bad_alloc();
-  if (size >= kHuge) madvise(p, size, MADV_HUGEPAGE);  // a hint: ignored where huge pages are off
+  advise_huge_pages(p, size);
   std::lock_guard<std::mutex> lock(cache().mu);
   c.live.emplace(p, size);
   return p;
+}
+
+void advise_huge_pages(void* p, size_t bytes) {
+  const uintptr_t begin = (reinterpret_cast<uintptr_t>(p) + kHuge - 1) & ~uintptr_t(kHuge - 1),
+                  end = (reinterpret_cast<uintptr_t>(p) + bytes) & ~uintptr_t(kHuge - 1);
+  if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
 }
 
 void release(void* p) {

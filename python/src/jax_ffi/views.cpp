@@ -1,6 +1,6 @@
 #include "views.hpp"
 
-#include <sys/mman.h>
+#include "poolkit/memory.hpp"
 
 #include <cstdint>
 
@@ -68,13 +68,8 @@ TensorView view_of(const ffi::AnyBuffer& b, const Layout& l, const char* name) {
 
 TensorView output_view(const ffi::AnyBuffer& b, const Layout& l, const char* name) {
   // XLA's CPU client hands a large output over as fresh memory, each 4 KiB page of which faults (and is zeroed)
-  // on the kernel's first write: at the seed case's sizes that costs more than the pooling. Where transparent huge
-  // pages are on 'madvise' (this machine's default), asking for them on the buffer's 2 MiB-aligned interior, as
-  // NumPy does for its own arrays, faults 2 MiB at a time. A hint on this buffer alone: refused, nothing changes.
-  constexpr uintptr_t kHuge = uintptr_t(2) << 20;
-  const uintptr_t begin = (uintptr_t(b.untyped_data()) + kHuge - 1) & ~(kHuge - 1),
-                  end = (uintptr_t(b.untyped_data()) + b.size_bytes()) & ~(kHuge - 1);
-  if (end >= begin + 2 * kHuge) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
+  // on the kernel's first write: at the seed case's sizes that costs more than the pooling.
+  poolkit::advise_huge_pages(b.untyped_data(), b.size_bytes());
   return view_of(b, l, name);
 }
 
