@@ -7,9 +7,10 @@ Max pooling (window, adaptive, global, fractional) and max_unpool take integer i
 int32, int64), as lax.reduce_window's max does; avg_pool takes them as flax.linen.avg_pool does (a float result),
 the PyTorch-named avg_pool1d/2d/3d int64 as PyTorch does (an int64 result, divided with truncation toward zero).
 Integer inputs have no gradient (JAX itself refuses them to jax.grad). The other averaging operators take
-floating types alone. return_indices=True gives PyTorch's int64 flat indices (needs jax_enable_x64). PyTorch-named variants over (N, C, spatial...) arrays, with PyTorch's arguments:
-max_pool1d/2d/3d, avg_pool*, lp_pool*, adaptive_max_pool*, adaptive_avg_pool*, fractional_max_pool*, max_unpool*,
-and poolkit.torch's mixed_pool* and stochastic_pool*."""
+floating types alone. return_indices=True gives PyTorch's int64 flat indices (needs jax_enable_x64).
+PyTorch-named variants over (N, C, spatial...) arrays, with PyTorch's arguments: max_pool1d/2d/3d, avg_pool*,
+lp_pool*, adaptive_max_pool*, adaptive_avg_pool*, fractional_max_pool*, max_unpool*, and poolkit.torch's
+mixed_pool* and stochastic_pool*."""
 import dataclasses
 
 import jax
@@ -49,7 +50,8 @@ def max_pool(inputs, window_shape, strides=None, padding="VALID", *, channels_fi
     (low, high) pair per window axis; padded cells never win. Floating and integer inputs (uint8 ... int64).
     return_indices: also PyTorch's int64 flat indices (for max_unpool)."""
     return _with_batch(inputs, len(window_shape), lambda x: _max(
-        x, _spec.window(x, window_shape, strides, padding, channels_first, integers=_spec.INTEGERS), return_indices))
+        x, _spec.window(x, window_shape, strides, padding, channels_first, integers=_spec.INTEGERS),
+        return_indices))
 
 
 def avg_pool(inputs, window_shape, strides=None, padding="VALID", count_include_pad=True, *, channels_first=False):
