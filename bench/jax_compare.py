@@ -5,11 +5,12 @@ shared/BENCH_CASES.md, and a Keras training step with keras.layers against poolk
 Every call is jitted. forward: the pooled output. gradient: jax.vjp's forward and backward together (what jax.grad
 runs: poolkit saves its compact argmax, XLA rewrites max's gradient into select-and-scatter). Peers where
 reduce_window has no such operator: global average = jnp.mean over the spatial axes, adaptive 13->7 = Keras' JAX
-adaptive_average_pool. Medians after a warm-up, the peer and poolkit timed in turns; the ratio is the peer's time over poolkit's. "of copy": the bytes
-the call must move over the time, as a fraction of a plain copy's bandwidth measured in this run (each input read
-once and each output written once; max's gradient: x, y, its uint8 argmax written and read, dy, dx; average's
-gradient: dy and dx, XLA dropping the unused forward on both sides). Also: the cost of one jitted call on a tiny
-input (per-call overhead), and model.train_on_batch for a small CNN on the seed case's planes.
+adaptive_average_pool. Medians after a warm-up (at least 21 calls for calls under 20 ms); the ratio is the peer's
+time over poolkit's. "of copy": the bytes the call must move over the time, as a fraction of a plain copy's
+bandwidth measured in this run (each input read once and each output written once; max's gradient: x, y, its uint8
+argmax written and read, dy, dx; average's gradient: dy and dx, XLA dropping the unused forward on both sides).
+Also: the cost of one jitted call on a tiny input (per-call overhead), and model.train_on_batch for a small CNN on
+the seed case's planes.
 
 usage: python bench/jax_compare.py [--reps N] [--case NAME]... [--layout nhwc|nchw|both] [--out FILE]
        [--save-rows FILE | --from-rows FILE]
@@ -70,19 +71,13 @@ def median_ms(f, args, reps):
     return statistics.median(times) * 1e3
 
 
-def paired_median_ms(peer, mine, args, reps):
-    """Medians (ms) of the two, timed in turns (peer, poolkit, peer, ...) so that both see the same state of a
-    shared machine; calls under 20 ms get at least 21 turns (their medians of 5 moved by tens of percent)."""
-    for f in (peer, mine):
-        jax.block_until_ready(f(*args))  # compile and warm up
-    turns = max(reps, 21) if median_ms(mine, args, 1) < 20 else reps
-    times = ([], [])
-    for _ in range(turns):
-        for f, ts in zip((peer, mine), times):
-            t = time.perf_counter()
-            jax.block_until_ready(f(*args))
-            ts.append(time.perf_counter() - t)
-    return tuple(statistics.median(ts) * 1e3 for ts in times)
+def medians_ms(peer, mine, args, reps):
+    """Medians (ms) of the peer's calls, then of poolkit's, each run in a block of its own: timed in turns, each
+    call paid for the other's threads still spinning after it (poolkit's OpenMP workers slowed jnp.mean from 3.5
+    to 6.4 ms). Calls under 20 ms get at least 21 repetitions: their medians of 5 moved by tens of percent."""
+    if median_ms(mine, args, 1) < 20:
+        reps = max(reps, 21)
+    return median_ms(peer, args, reps), median_ms(mine, args, reps)
 
 
 def copy_bandwidth(reps):
@@ -154,7 +149,7 @@ def case_rows(case, layout, reps, copy_bw):
     for what, wrap in (("forward", lambda f: jax.jit(f)),
                        ("gradient", lambda f: jax.jit(lambda x, dy: jax.vjp(f, x)[1](dy)[0]))):
         args = (x,) if what == "forward" else (x, dy)
-        t_peer, t_mine = paired_median_ms(wrap(peer), wrap(mine), args, reps)
+        t_peer, t_mine = medians_ms(wrap(peer), wrap(mine), args, reps)
         frac = bytes_moved(x, y, kind, what == "gradient") / (t_mine / 1e3) / copy_bw
         label = f"{kind} {dtype}" if dtype != "float32" else kind
         rows.append((name, layout, label, what, t_peer, t_mine, frac))
@@ -245,7 +240,7 @@ def main():
         f.write(f"Machine: {platform.machine()}, {os.cpu_count()} CPUs ({cpu_model()}). Plain copy "
                 f"{copy_bw / 1e9:.1f} GB/s (bytes read + written). Command: `{cmd}`. One process; XLA and poolkit "
                 f"each with their default threads. Medians of {a.reps} (at least 21 for calls under 20 ms) after a "
-                "warm-up, peer and poolkit timed in turns; every call jitted.\n\n")
+                "warm-up; every call jitted.\n\n")
         f.write(__doc__.split("\n\n")[1].replace("\n", " ") + "\n\n")
         f.write("| case | layout | operator | call | lax.reduce_window (peer) ms | poolkit.jax ms | poolkit vs peer | "
                 "poolkit of copy |\n|---|---|---|---|---|---|---|---|\n")
