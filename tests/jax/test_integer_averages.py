@@ -1,8 +1,8 @@
 """Averages of integers in poolkit.jax, each by its convention: the PyTorch-named avg_pool1d/2d/3d take int64 as
 PyTorch does (int64 out, the int64 window sum divided with truncation toward zero), bit for bit against torch; the
 flax-named avg_pool takes uint8 ... int64 as flax.linen.avg_pool does (the window sum in the input's type, wrapping,
-divided in JAX's default float type), bit for bit against a NumPy model of that rule. No gradient for integer
-inputs, as JAX gives none."""
+divided in JAX's default float type): bit for bit against flax's code under jit, and to the last bit against a NumPy
+model of that rule. No gradient for integer inputs, as JAX gives none."""
 import itertools
 
 import jax
