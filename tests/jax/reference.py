@@ -27,4 +27,6 @@ def avg_pool(x, window, strides, padding, count_include_pad=True, channels_first
     s = lax.reduce_window(x, 0.0, lax.add, dims, strd, pad)
     if count_include_pad:
         return s / np.prod(window)
-    return s / lax.reduce_window(jnp.ones_like(x), 0.0, lax.add, dims, strd, pad)
+    # flax counts the cells with ones of JAX's default float type: integers are divided in it
+    ones = jnp.ones_like(x, jnp.result_type(float) if jnp.issubdtype(x.dtype, jnp.integer) else x.dtype)
+    return s / lax.reduce_window(ones, 0.0, lax.add, dims, strd, pad)

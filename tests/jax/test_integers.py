@@ -1,6 +1,6 @@
 """Integer inputs in poolkit.jax: max pooling (window, adaptive, global, fractional) and max-unpool take uint8 ...
 int64 as lax.reduce_window's max does, bit-exact; no gradient (JAX's own refusal, float0 with allow_int); the
-averaging operators refuse integers."""
+averaging operators other than avg_pool and avg_pool*d refuse integers."""
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -92,13 +92,18 @@ def test_no_gradient_as_jax(dtype):
     assert vjp(np.zeros(y.shape, jax.dtypes.float0))[0].dtype == jax.dtypes.float0
 
 
-def test_averages_refuse_integers():
+def test_other_averages_refuse_integers():
+    """avg_pool and the PyTorch-named avg_pool*d take integers (test_integer_averages.py); PyTorch's adaptive and
+    Lp pooling, and poolkit's mixed, stochastic and global averages, take none (nor does the core)."""
     x = jnp.asarray(ints((2, 6, 6, 3), np.int64))
-    for f in (lambda x: pj.avg_pool(x, (2, 2)), lambda x: pj.adaptive_avg_pool(x, (2, 2)), pj.global_avg_pool,
-              lambda x: pj.lp_pool(x, 2.0, (2, 2)), lambda x: pj.mixed_pool(x, (2, 2)),
-              lambda x: pj.stochastic_pool(x, (2, 2)), lambda x: pj.avg_pool2d(x, 2)):
+    for f in (lambda x: pj.adaptive_avg_pool(x, (2, 2)), pj.global_avg_pool, lambda x: pj.lp_pool(x, 2.0, (2, 2)),
+              lambda x: pj.mixed_pool(x, (2, 2)), lambda x: pj.stochastic_pool(x, (2, 2)),
+              lambda x: pj.adaptive_avg_pool2d(x, 2), lambda x: pj.lp_pool2d(x, 2.0, 2)):
         with pytest.raises(TypeError, match=r"poolkit: inputs: dtype must be float32, float64, bfloat16 or "
-                                            r"float16 \(got int64\); of the integer types only max"):
+                                            r"float16 \(got int64\); of the integer types max pooling"):
             f(x)
+    with pytest.raises(TypeError, match=r"inputs: dtype must be float32, float64, bfloat16, float16 or int64 "
+                                        r"\(got int32\)$"):
+        pj.avg_pool2d(x.astype(jnp.int32), 2)  # PyTorch's avg_pool2d: int64 alone
     with pytest.raises(TypeError, match="inputs: dtype must be .*int64 \\(got bool\\)"):
         pj.max_pool(x > 0, (2, 2))

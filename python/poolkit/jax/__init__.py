@@ -4,17 +4,21 @@
 jit, vmap, grad, jax.checkpoint and shard_map.
 
 Max pooling (window, adaptive, global, fractional) and max_unpool take integer inputs too (uint8, int8, int16,
-int32, int64), as lax.reduce_window's max does; they have no gradient (JAX itself refuses integer inputs to
-jax.grad). The averaging operators take floating types alone. return_indices=True gives PyTorch's int64 flat
-indices (needs jax_enable_x64). PyTorch-named variants over (N, C, spatial...) arrays, with PyTorch's arguments:
-max_pool1d/2d/3d, avg_pool*, lp_pool*, adaptive_max_pool*, adaptive_avg_pool*, fractional_max_pool*, max_unpool*,
-and poolkit.torch's mixed_pool* and stochastic_pool*."""
+int32, int64), as lax.reduce_window's max does; avg_pool takes them as flax.linen.avg_pool does (a float result),
+the PyTorch-named avg_pool1d/2d/3d int64 as PyTorch does (an int64 result, divided with truncation toward zero).
+Integer inputs have no gradient (JAX itself refuses them to jax.grad). The other averaging operators take
+floating types alone. return_indices=True gives PyTorch's int64 flat indices (needs jax_enable_x64).
+PyTorch-named variants over (N, C, spatial...) arrays, with PyTorch's arguments: max_pool1d/2d/3d, avg_pool*,
+lp_pool*, adaptive_max_pool*, adaptive_avg_pool*, fractional_max_pool*, max_unpool*, and poolkit.torch's
+mixed_pool* and stochastic_pool*."""
 import dataclasses
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from . import _ops, _spec
+from ._ffi import call
 
 __all__ = ["max_pool", "avg_pool", "lp_pool", "stochastic_pool", "mixed_pool", "adaptive_max_pool",
            "adaptive_avg_pool", "global_max_pool", "global_avg_pool", "fractional_max_pool", "max_unpool"]
@@ -46,14 +50,34 @@ def max_pool(inputs, window_shape, strides=None, padding="VALID", *, channels_fi
     (low, high) pair per window axis; padded cells never win. Floating and integer inputs (uint8 ... int64).
     return_indices: also PyTorch's int64 flat indices (for max_unpool)."""
     return _with_batch(inputs, len(window_shape), lambda x: _max(
-        x, _spec.window(x, window_shape, strides, padding, channels_first, integers=True), return_indices))
+        x, _spec.window(x, window_shape, strides, padding, channels_first, integers=_spec.INTEGERS),
+        return_indices))
 
 
 def avg_pool(inputs, window_shape, strides=None, padding="VALID", count_include_pad=True, *, channels_first=False):
-    """Mean over each window (flax.linen.avg_pool); count_include_pad=False divides by the cells inside the input."""
-    return _with_batch(inputs, len(window_shape), lambda x: _ops.avg_pool(
-        x, _spec.window(x, window_shape, strides, padding, channels_first,
-                        [("count_include_pad", bool(count_include_pad))])))
+    """Mean over each window (flax.linen.avg_pool); count_include_pad=False divides by the cells inside the input.
+    Integer inputs (uint8 ... int64) as flax.linen's: the window sum in the input's type (wrapping around, as
+    lax.reduce_window adds), divided in JAX's default float type (float64 with jax_enable_x64, else float32)."""
+    def f(x):
+        spec = _spec.window(x, window_shape, strides, padding, channels_first,
+                            [("count_include_pad", bool(count_include_pad))], integers=_spec.INTEGERS)
+        if jnp.issubdtype(x.dtype, jnp.floating):
+            return _ops.avg_pool(x, spec)
+        return _integer_mean(x, spec, count_include_pad)
+    return _with_batch(inputs, len(window_shape), f)
+
+
+def _integer_mean(x, spec, count_include_pad):
+    """flax.linen's average of integers: no gradient, as JAX gives integer inputs none."""
+    real = jnp.result_type(float)
+    total = call("poolkit_int_sum_forward", spec.out(), x, **spec.attrs()).astype(real)
+    if count_include_pad:
+        return total / jnp.asarray(np.prod(dict(spec.params)["kernel"]), real)
+    # the cells inside the input per window: the sum of a plane of ones over the same windows
+    ones = jnp.ones([s if a in spec.spatial_axes() else 1 for a, s in enumerate(x.shape)], real)
+    counts = dataclasses.replace(spec, in_shape=ones.shape, dtype=str(ones.dtype),
+                                 options=(("count_include_pad", True), ("divisor_override", 1)))
+    return total / call("poolkit_avg_forward", counts.out(), ones, **counts.attrs())
 
 
 def lp_pool(inputs, norm_type, window_shape, strides=None, padding="VALID", *, convention="torch",
@@ -92,7 +116,8 @@ def _lambda(x, lambda_):
 
 def adaptive_max_pool(inputs, output_size, *, channels_first=False, return_indices=False):
     """PyTorch's adaptive max pooling bins over (batch..., spatial..., features) inputs."""
-    return _max(inputs, _spec.adaptive(inputs, output_size, channels_first, integers=True), return_indices)
+    return _max(inputs, _spec.adaptive(inputs, output_size, channels_first, integers=_spec.INTEGERS),
+                return_indices)
 
 
 def adaptive_avg_pool(inputs, output_size, *, channels_first=False):
@@ -100,7 +125,7 @@ def adaptive_avg_pool(inputs, output_size, *, channels_first=False):
     return _ops.avg_pool(inputs, _spec.adaptive(inputs, output_size, channels_first, [("count_include_pad", False)]))
 
 
-def _global(op, inputs, keepdims, channels_first, options=(), integers=False):
+def _global(op, inputs, keepdims, channels_first, options=(), integers=()):
     spec = _spec.global_(inputs, channels_first, options, integers)
     squeeze = lambda y: y if keepdims else y.reshape(  # noqa: E731
         [s for a, s in enumerate(y.shape) if a not in spec.spatial_axes()])
@@ -109,7 +134,8 @@ def _global(op, inputs, keepdims, channels_first, options=(), integers=False):
 
 def global_max_pool(inputs, keepdims=False, *, channels_first=False, return_indices=False):
     """Max over every spatial axis of a (batch, spatial..., features) input."""
-    return _global(lambda x, spec: _max(x, spec, return_indices), inputs, keepdims, channels_first, integers=True)
+    return _global(lambda x, spec: _max(x, spec, return_indices), inputs, keepdims, channels_first,
+                   integers=_spec.INTEGERS)
 
 
 def global_avg_pool(inputs, keepdims=False, *, channels_first=False):
@@ -154,7 +180,7 @@ def max_unpool(inputs, indices, output_size, *, channels_first=False):
     rank = len(sizes)
 
     def f(x):
-        _spec._check_input(x, rank, integers=True)
+        _spec._check_input(x, rank, integers=_spec.INTEGERS)
         spec = _spec.Spec(tuple(x.shape), str(x.dtype), rank, not channels_first, "global")
         out = list(x.shape)
         for a, s in zip(spec.spatial_axes(), sizes):

@@ -6,6 +6,7 @@ import jax
 import numpy as np
 
 from .. import _core
+from .._types import _listed
 from . import _ffi
 
 
@@ -80,25 +81,23 @@ def _ints(v, name, rank=None):
     return t
 
 
-FLOATS = "float32, float64, bfloat16 or float16"
-MAX_TYPES = FLOATS.replace(" or ", ", ") + ", uint8, int8, int16, int32 or int64"
+FLOATS = ("float32", "float64", "bfloat16", "float16")
+INTEGERS = tuple(np.dtype(t) for t in ("uint8", "int8", "int16", "int32", "int64"))  # as reduce_window's max
+INT64 = (np.dtype("int64"),)  # PyTorch's avg_pool*d: int64 alone, divided with truncation
+_FLOAT32_SEQUENCE = tuple(np.dtype(t) for t in ("float32", "float16", jax.numpy.bfloat16))
 
 
-def _check_input(x, rank, integers=False):
-    """integers: the operator takes max pooling's integer types (as lax.reduce_window's max does)."""
+def _check_input(x, rank, integers=()):
+    """integers: the integer types the operator takes besides the floating ones."""
     if x.ndim < rank + 2:
         raise ValueError(f"poolkit: inputs: needs a batch axis, {rank} spatial axes and a feature axis "
                          f"(got shape {tuple(x.shape)})")
-    floating = jax.numpy.issubdtype(x.dtype, jax.numpy.floating)
-    if integers and not floating and x.dtype not in INTEGERS:
-        raise TypeError(f"poolkit: inputs: dtype must be {MAX_TYPES} (got {x.dtype})")
-    if not integers and not floating:
-        raise TypeError(f"poolkit: inputs: dtype must be {FLOATS} (got {x.dtype}); of the integer types only max "
-                        "pooling and max-unpooling take")
-
-
-_FLOAT32_SEQUENCE = tuple(np.dtype(t) for t in ("float32", "float16", jax.numpy.bfloat16))
-INTEGERS = tuple(np.dtype(t) for t in ("uint8", "int8", "int16", "int32", "int64"))
+    if jax.numpy.issubdtype(x.dtype, jax.numpy.floating) or x.dtype in integers:
+        return
+    hint = "" if integers else ("; of the integer types max pooling, max-unpooling and avg_pool take uint8 ... "
+                                "int64, the PyTorch-named avg_pool1d/2d/3d int64")
+    raise TypeError(f"poolkit: inputs: dtype must be {_listed(FLOATS + tuple(map(str, integers)))} "
+                    f"(got {x.dtype}){hint}")
 
 
 _PADDING_RULE = "poolkit: padding: must be 'VALID', 'SAME' or one (low, high) pair per window axis ({}) (got {!r})"
@@ -109,7 +108,7 @@ def _spec(x, rank, channels_first, geometry, params, options, integers):
     return Spec(tuple(x.shape), str(x.dtype), rank, not channels_first, geometry, tuple(params), tuple(options))
 
 
-def window(x, window_shape, strides, padding, channels_first, options=(), integers=False):
+def window(x, window_shape, strides, padding, channels_first, options=(), integers=()):
     """flax.linen's window arguments: strides default to 1; padding 'VALID', 'SAME' or (low, high) pairs."""
     k = _ints(window_shape, "window_shape")
     rank = len(k)
@@ -128,7 +127,7 @@ def window(x, window_shape, strides, padding, channels_first, options=(), intege
                                                      ("auto_pad", auto)], options, integers)
 
 
-def torch_window(x, rank, kernel_size, stride, padding, dilation, ceil_mode, options=(), integers=False):
+def torch_window(x, rank, kernel_size, stride, padding, dilation, ceil_mode, options=(), integers=()):
     """PyTorch's window arguments over (N, C, spatial...): stride defaults to kernel_size, symmetric padding."""
     k = _ints(kernel_size, "kernel_size", rank)
     s = k if stride is None or (not isinstance(stride, int) and len(stride) == 0) else _ints(stride, "stride", rank)
@@ -146,14 +145,14 @@ def _output_size(output_size, rank, in_size):
     return _ints(output_size, "output_size", rank)
 
 
-def adaptive(x, output_size, channels_first, options=(), integers=False, rank=None):
+def adaptive(x, output_size, channels_first, options=(), integers=(), rank=None):
     rank = rank or (len(output_size) if not isinstance(output_size, int) else x.ndim - 2)
     in_size = x.shape[-rank:] if channels_first else x.shape[-rank - 1:-1]
     return _spec(x, rank, channels_first, "adaptive", [("output_size", _output_size(output_size, rank, in_size))],
                  options, integers)
 
 
-def global_(x, channels_first, options=(), integers=False):
+def global_(x, channels_first, options=(), integers=()):
     _check_input(x, 1, integers)  # at least one spatial axis
     return _spec(x, x.ndim - 2, channels_first, "global", [], options, integers)
 
@@ -161,7 +160,7 @@ def global_(x, channels_first, options=(), integers=False):
 def fractional(x, rank, kernel, output_size, output_ratio, channels_first):
     """Fractional max pooling: output_size, or output_ratio (int(in * ratio) per axis). PyTorch computes the
     window sequence in float32 for float32/float16/bfloat16 inputs, in float64 for the others (integers too)."""
-    _check_input(x, rank, True)  # before the sizes are read
+    _check_input(x, rank, INTEGERS)  # before the sizes are read
     in_size = list(x.shape[-rank:] if channels_first else x.shape[-rank - 1:-1])
     k = _ints(kernel, "kernel_size", rank)
     if (output_size is None) == (output_ratio is None):
@@ -171,4 +170,4 @@ def fractional(x, rank, kernel, output_size, output_ratio, channels_first):
         output_size = _core.fractional_output_size(in_size, ratio, list(k))
     out = _output_size(output_size, rank, in_size)
     return _spec(x, rank, channels_first, "fractional", [("output_size", out), ("kernel", k),
-                                                         ("in_float", x.dtype in _FLOAT32_SEQUENCE)], (), True)
+                                                         ("in_float", x.dtype in _FLOAT32_SEQUENCE)], (), INTEGERS)

@@ -31,14 +31,15 @@ def _make(r):
 
     def max_pool(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
         return _batched(input, r, lambda x: _max(
-            x, _spec.torch_window(x, r, kernel_size, stride, padding, dilation, ceil_mode, integers=True),
+            x, _spec.torch_window(x, r, kernel_size, stride, padding, dilation, ceil_mode,
+                                  integers=_spec.INTEGERS),
             return_indices))
 
     def avg_pool(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
                  divisor_override=None):
         opts = _avg_options(count_include_pad, divisor_override)
         return _batched(input, r, lambda x: _ops.avg_pool(
-            x, _spec.torch_window(x, r, kernel_size, stride, padding, 1, ceil_mode, opts)))
+            x, _spec.torch_window(x, r, kernel_size, stride, padding, 1, ceil_mode, opts, integers=_spec.INT64)))
 
     def lp_pool(input, norm_type, kernel_size, stride=None, ceil_mode=False):
         sign = _lp_infinite_sign(norm_type, "torch")
@@ -50,7 +51,7 @@ def _make(r):
 
     def adaptive_max_pool(input, output_size, return_indices=False):
         return _batched(input, r, lambda x: _max(
-            x, _spec.adaptive(x, output_size, True, integers=True, rank=r), return_indices))
+            x, _spec.adaptive(x, output_size, True, integers=_spec.INTEGERS, rank=r), return_indices))
 
     def adaptive_avg_pool(input, output_size):
         return _batched(input, r, lambda x: _ops.avg_pool(

@@ -2,7 +2,9 @@
 // on poolkit's threads. A poolkit::Error comes back as an ffi::Error carrying its message (argument and rule).
 #include "handlers.hpp"
 
+#include <algorithm>
 #include <exception>
+#include <vector>
 
 #include "poolkit/error.hpp"
 #include "poolkit/ops.hpp"
@@ -123,6 +125,50 @@ ffi::Error avg_backward(Buf dy, Ret dx, Attrs a) {
   });
 }
 
+// Widens n elements of integer type t at `from` into int64 `to`, or (narrow) the int64 values back into type t
+// keeping their low bits: two's-complement sums taken in int64 and cut to t are t's own wrapping sums.
+template <class T>
+void cast_ints(const void* from, void* to, int64_t n, bool narrow) {
+  if (narrow) std::copy_n(static_cast<const int64_t*>(from), n, static_cast<T*>(to));
+  else std::copy_n(static_cast<const T*>(from), n, static_cast<int64_t*>(to));
+}
+
+void cast_ints(DType t, const void* from, void* to, int64_t n, bool narrow) {
+  switch (t) {
+    case DType::u8: return cast_ints<uint8_t>(from, to, n, narrow);
+    case DType::i8: return cast_ints<int8_t>(from, to, n, narrow);
+    case DType::i16: return cast_ints<int16_t>(from, to, n, narrow);
+    default: return cast_ints<int32_t>(from, to, n, narrow);
+  }
+}
+
+// The sum over each window in the input's integer type, wrapping as lax.reduce_window's add does (flax.linen's
+// average of integers divides it afterwards): the core's int64 average with divisor 1, over slices of N widened
+// to int64 for the narrower types.
+ffi::Error int_sum_forward(Buf x, Ret y, Attrs a) {
+  return guarded([&] {
+    Layout l = layout_of(a);
+    TensorView xv = view_of(x, l, "input"), yv = output_view(*y, l, "output");
+    if (!is_integer(xv.dtype)) fail("input", "the window sum takes integer types alone", ErrorKind::Type);
+    const Geometry g = geometry_of(a, spatial_size(xv));
+    AvgOptions sum;
+    sum.divisor_override = 1;
+    if (xv.dtype == DType::i64) return avg_pool_forward(g, sum, xv, yv);
+    const int64_t n = xv.shape[0], xs = xv.strides[0], ys = yv.strides[0];
+    const int64_t step = std::max<int64_t>(1, (int64_t(1) << 20) / std::max<int64_t>(1, xs + ys));  // ~8 MiB
+    std::vector<int64_t> wide_x(size_t(std::min(n, step) * xs)), wide_y(size_t(std::min(n, step) * ys));
+    for (int64_t b = 0; b < n; b += step) {
+      const int64_t count = std::min(step, n - b);
+      const TensorView xb = slice_n(xv, b, count), yb = slice_n(yv, b, count);
+      TensorView wx = xb, wy = yb;
+      wx.data = wide_x.data(), wy.data = wide_y.data(), wx.dtype = wy.dtype = DType::i64;
+      cast_ints(xv.dtype, xb.data, wx.data, count * xs, false);
+      avg_pool_forward(g, sum, wx, wy);
+      cast_ints(xv.dtype, wy.data, yb.data, count * ys, true);
+    }
+  });
+}
+
 ffi::Error lp_forward(Buf x, Ret y, Attrs a) {
   return guarded([&] {
     Layout l = layout_of(a);
@@ -231,6 +277,8 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(MaxBackward, max_backward,
                               ffi::Ffi::Bind().Arg<Buf>().Arg<Buf>().Ret<Buf>().Attrs<Attrs>());
 XLA_FFI_DEFINE_HANDLER_SYMBOL(AvgForward, avg_forward, ffi::Ffi::Bind().Arg<Buf>().Ret<Buf>().Attrs<Attrs>());
 XLA_FFI_DEFINE_HANDLER_SYMBOL(AvgBackward, avg_backward, ffi::Ffi::Bind().Arg<Buf>().Ret<Buf>().Attrs<Attrs>());
+XLA_FFI_DEFINE_HANDLER_SYMBOL(IntSumForward, int_sum_forward,
+                              ffi::Ffi::Bind().Arg<Buf>().Ret<Buf>().Attrs<Attrs>());
 XLA_FFI_DEFINE_HANDLER_SYMBOL(LpForward, lp_forward, ffi::Ffi::Bind().Arg<Buf>().Ret<Buf>().Attrs<Attrs>());
 XLA_FFI_DEFINE_HANDLER_SYMBOL(LpBackward, lp_backward,
                               ffi::Ffi::Bind().Arg<Buf>().Arg<Buf>().Ret<Buf>().Attrs<Attrs>());

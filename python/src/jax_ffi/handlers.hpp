@@ -12,7 +12,8 @@ namespace poolkit::jax_ffi {
   X(FractionalForward, "poolkit_fractional_forward") X(FractionalForwardArgmax, "poolkit_fractional_forward_argmax") \
   X(FractionalBackward, "poolkit_fractional_backward") X(UnpoolForward, "poolkit_unpool_forward")             \
   X(UnpoolBackward, "poolkit_unpool_backward") X(MixedForward, "poolkit_mixed_forward")                       \
-  X(MixedBackward, "poolkit_mixed_backward")
+  X(MixedBackward, "poolkit_mixed_backward")      \
+  X(IntSumForward, "poolkit_int_sum_forward")
 
 #define POOLKIT_JAX_DECLARE(symbol, target) XLA_FFI_DECLARE_HANDLER_SYMBOL(symbol);
 POOLKIT_JAX_HANDLERS(POOLKIT_JAX_DECLARE)
