@@ -1,11 +1,16 @@
 // The global average of packed channels-first planes (plane_average.hpp). A k x k tile (k planes, k cells of
 // each) is loaded as k rows and transposed in registers: column j then holds cell c + j of the k planes, added
 // to the planes' sums in cell order. No copy of the planes through a block in memory. Four groups of k planes
-// go side by side, so that four chains of additions overlap. Also the global average of channels-last
-// images (last_average).
+// go side by side, so that four chains of additions overlap. Planes back to back are one range read front to
+// back at the coarse level: each group asks for the bytes kPlaneAhead further on into the outer caches, which
+// the hardware's prefetchers did not do for this order of access (gap from memory: 1.8x faster). Also the
+// global average of channels-last images (last_average).
 #include "plane_average.hpp"
 
 #include <algorithm>
+#include <cstdint>
+
+#include "prefetch.hpp"
 
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "src/cpu/kernels_plane_average.cpp"
@@ -17,6 +22,10 @@
 HWY_BEFORE_NAMESPACE();
 namespace poolkit::cpu::HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
+
+// How far ahead of a group of planes its prefetches reach: 8 KiB and 32 KiB ran within 5% of it (Zen 4, the
+// gap case); into the first-level cache instead (prefetcht0) 1.2-1.4x slower.
+constexpr int64_t kPlaneAhead = 16384;
 
 template <class T>
 void plane_average(const PlaneAverageJob& j) {
@@ -35,7 +44,10 @@ void plane_average(const PlaneAverageJob& j) {
   T* y = static_cast<T*>(j.y);
   const V div = hn::Set(d, T(j.divisor));
   const int64_t cells = j.cells, last = cells - k;  // the last tile starts at `last` (it may overlap the one before)
+  const int64_t group_bytes = j.x_plane == cells ? G * k * cells * int64_t(sizeof(T)) : 0;
   for (int64_t p0 = 0; p0 < j.planes; p0 += G * k) {
+    const uintptr_t ahead = reinterpret_cast<uintptr_t>(x + p0 * cells) + kPlaneAhead;  // (may pass the end)
+    for (int64_t b = 0; b < group_bytes; b += 64) prefetch_far(reinterpret_cast<const void*>(ahead + uintptr_t(b)));
     const T* row[G][k];  // planes past the end repeat the last one (their sums are not stored)
     for (int64_t g = 0; g < G; ++g)
       for (int64_t i = 0; i < k; ++i) row[g][i] = x + std::min(p0 + g * k + i, j.planes - 1) * j.x_plane;
@@ -64,7 +76,7 @@ void plane_average(const PlaneAverageJob& j) {
       if (j.y_plane == 1 && n == k) {
         hn::StoreU(q, d, y + q0);
       } else {
-        alignas(16) T lane[k];
+        HWY_ALIGN T lane[k];
         hn::Store(q, d, lane);
         for (int64_t i = 0; i < n; ++i) y[(q0 + i) * j.y_plane] = lane[i];
       }
