@@ -1,7 +1,8 @@
 // The global average of packed channels-first planes (plane_average.hpp). A k x k tile (k planes, k cells of
 // each) is loaded as k rows and transposed in registers: column j then holds cell c + j of the k planes, added
-// to the planes' sums in cell order. No copy of the planes through a block in memory. Four groups of k planes
-// go side by side, so that four chains of additions overlap. Planes back to back are one range read front to
+// to the planes' sums in cell order. No copy of the planes through a block in memory. Two groups of k planes
+// go side by side, so that two chains of additions overlap (four ran 1.1x slower from memory, with more
+// planes' lines in flight at once; one, 1.05x). Planes back to back are one range read front to
 // back at the coarse level: each group asks for the bytes kPlaneAhead further on into the outer caches, which
 // the hardware's prefetchers did not do for this order of access (gap from memory: 1.8x faster). Also the
 // global average of channels-last images (last_average).
@@ -23,9 +24,9 @@ HWY_BEFORE_NAMESPACE();
 namespace poolkit::cpu::HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
-// How far ahead of a group of planes its prefetches reach: 8 KiB and 32 KiB ran within 5% of it (Zen 4, the
+// How far ahead of a group of planes its prefetches reach: 12 KiB ran as fast, 4 KiB 1.05x slower (Zen 4, the
 // gap case); into the first-level cache instead (prefetcht0) 1.2-1.4x slower.
-constexpr int64_t kPlaneAhead = 16384;
+constexpr int64_t kPlaneAhead = 8192;
 
 template <class T>
 void plane_average(const PlaneAverageJob& j) {
@@ -39,7 +40,7 @@ void plane_average(const PlaneAverageJob& j) {
 #else
   const hn::Full128<T> d;
   using V = hn::Vec<decltype(d)>;
-  constexpr int64_t k = int64_t(hn::MaxLanes(d)), G = 4;
+  constexpr int64_t k = int64_t(hn::MaxLanes(d)), G = 2;
   const T* x = static_cast<const T*>(j.x);
   T* y = static_cast<T*>(j.y);
   const V div = hn::Set(d, T(j.divisor));
@@ -55,7 +56,7 @@ void plane_average(const PlaneAverageJob& j) {
     for (int64_t g = 0; g < G; ++g) sum[g] = hn::Zero(d);
     // cells [c, c + k) of every group, their columns from `from` on added in order
     auto tile = [&](int64_t c, int64_t from) HWY_ATTR {
-#pragma GCC unroll 4
+#pragma GCC unroll 2
       for (int64_t g = 0; g < G; ++g) {
         V r[k];
 #pragma GCC unroll 16
