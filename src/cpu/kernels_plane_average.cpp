@@ -1,11 +1,11 @@
 // The global average of packed channels-first planes (plane_average.hpp). A k x k tile (k planes, k cells of
 // each) is loaded as k rows and transposed in registers: column j then holds cell c + j of the k planes, added
 // to the planes' sums in cell order. No copy of the planes through a block in memory. Two groups of k planes
-// go side by side, so that two chains of additions overlap (four ran 1.1x slower from memory, with more
-// planes' lines in flight at once; one, 1.05x). Planes back to back are one range read front to
-// back at the coarse level: each group asks for the bytes kPlaneAhead further on into the outer caches, which
-// the hardware's prefetchers did not do for this order of access (gap from memory: 1.8x faster). Also the
-// global average of channels-last images (last_average).
+// go side by side, so that two chains of additions overlap (from memory, four groups ran 1.1x slower and one
+// 1.05x, Zen 4). Planes back to back are one range read front to back at the coarse level: each group asks for
+// the bytes kPlaneAhead further on into the outer caches, which the hardware's prefetchers did not do for this
+// order of access (gap from memory: 1.5-2.3x faster). Also the global average of channels-last images
+// (last_average).
 #include "plane_average.hpp"
 
 #include <algorithm>
@@ -77,7 +77,7 @@ void plane_average(const PlaneAverageJob& j) {
       if (j.y_plane == 1 && n == k) {
         hn::StoreU(q, d, y + q0);
       } else {
-        HWY_ALIGN T lane[k];
+        alignas(16) T lane[k];
         hn::Store(q, d, lane);
         for (int64_t i = 0; i < n; ++i) y[(q0 + i) * j.y_plane] = lane[i];
       }
