@@ -186,9 +186,11 @@ bool blocked_forward(const Forward& f) {
     by.resize(size_t((out_cells * lanes * fb.y.esize + 7) / 8));
     ba.resize(size_t((out_cells * lanes * 8 + 7) / 8));
     const int64_t p0 = i * lanes, n = std::min(lanes, planes - p0);
-    if (ahead && p0 + lanes < planes)  // the next block's planes, while this one is pooled
-      for (int64_t b = 0; b < std::min(lanes, planes - p0 - lanes) * xstep * f.x.esize; b += 64)
-        prefetch(f.x.at<char>((p0 + lanes) * xstep) + b);
+    // the planes of the block after next into the outer caches while this one is pooled (the next block's into
+    // the first-level cache ran 1.2-1.7x slower: adaptive 64x256x13x13 -> 7x7, Zen 4)
+    if (ahead && p0 + 2 * lanes < planes)
+      for (int64_t b = 0; b < std::min(lanes, planes - p0 - 2 * lanes) * xstep * f.x.esize; b += 64)
+        prefetch_far(f.x.at<char>((p0 + 2 * lanes) * xstep) + b);
     Forward ft = fb;
     ft.x.data = reinterpret_cast<char*>(bx.data());
     ft.y.data = reinterpret_cast<char*>(by.data());
