@@ -1,5 +1,7 @@
 #include "linear_forward.hpp"
 
+#include <omp.h>
+
 #include <algorithm>
 #include <exception>
 #include <vector>
@@ -36,10 +38,13 @@ void max_pool_linear(const Plan& p, const poolkit::TensorView& x, const poolkit:
   const int64_t N = x.shape[0], plane = p.ynumel / N;  // planes are y.strides[0] = plane apart in Y and I
   const int64_t per_block = std::max<int64_t>(1, kBlockOutputs / plane), blocks = (N + per_block - 1) / per_block;
   const int64_t xe = int64_t(poolkit::dtype_size(x.dtype)), ye = int64_t(poolkit::dtype_size(y.dtype));
+  const int threads = poolkit::num_threads();
+  const size_t room = size_t(std::min(per_block, N) * plane);
+  std::vector<int64_t> buffers(size_t(threads) * room);  // one per thread, allocated here: nothing throws below
   std::exception_ptr error;
-#pragma omp parallel num_threads(poolkit::num_threads())
+#pragma omp parallel num_threads(threads)
   {
-    std::vector<int64_t> taps(size_t(std::min(per_block, N) * plane));
+    int64_t* taps = buffers.data() + size_t(omp_get_thread_num()) * room;
 #pragma omp for schedule(dynamic)
     for (int64_t b = 0; b < blocks; ++b) {
       const int64_t n0 = b * per_block, nb = std::min(per_block, N - n0);
@@ -49,14 +54,14 @@ void max_pool_linear(const Plan& p, const poolkit::TensorView& x, const poolkit:
       xb.shape[0] = yb.shape[0] = nb;
       try {  // on this thread: the core keeps the work of a call made inside a parallel region
         poolkit::max_pool_forward(p.g, xb, yb,
-                                  poolkit::TensorView(taps.data(), poolkit::DType::i64, yb.shape, yb.strides));
+                                  poolkit::TensorView(taps, poolkit::DType::i64, yb.shape, yb.strides));
       } catch (...) {
 #pragma omp critical(pkmex_linear_error)
         if (!error) error = std::current_exception();
         continue;
       }
       for (int64_t n = 0; n < nb; ++n) {  // the in-plane index + the plane's offset in X, 1-based
-        const int64_t* t = taps.data() + n * plane;
+        const int64_t* t = taps + n * plane;
         double* out = I + (n0 + n) * plane;
         const int64_t add = (n0 + n) * x.strides[0] + 1;
         for (int64_t k = 0; k < plane; ++k) out[k] = double(t[k] + add);

@@ -22,12 +22,13 @@ class WindowIndex {
   void for_each(const Tap* taps, bool parallel, F&& f) const {
     const int64_t inner = ydims_[0], outer = total_ / inner;
     const size_t nd = ydims_.size();
+    std::vector<int64_t> coords(size_t(omp_get_max_threads()) * nd);  // allocated here: nothing throws below
 #pragma omp parallel if (parallel && outer > 1)
     {
       // this thread's rows [q0, q1) of outputs; the coordinates of the first found by division, then counted on
       const int64_t threads = omp_get_num_threads(), me = omp_get_thread_num();
       const int64_t q0 = outer * me / threads, q1 = outer * (me + 1) / threads;
-      std::vector<int64_t> coord(nd, 0);
+      int64_t* coord = coords.data() + size_t(me) * nd;
       int64_t base = 0, origin[3] = {0, 0, 0};
       for (size_t i = 1, rest = size_t(q0); i < nd; ++i) {
         coord[i] = int64_t(rest % size_t(ydims_[i]));
