@@ -21,7 +21,8 @@ def read(path):
         for r in csv.DictReader(f):
             result, nbytes = {}, float(r["bytes"])
             for lib, col in (("plain Octave", "plain_octave_ms"), ("poolkit (MEX)", "poolkit_mex_ms"),
-                             ("poolkit bench (C++)", "poolkit_bench_ms")):
+                             ("poolkit bench (C++)", "poolkit_bench_ms"),
+                             ("poolkit bench, fresh outputs (C++)", "poolkit_bench_fresh_ms")):
                 ms = float(r[col])
                 if not math.isnan(ms):
                     result[lib] = (ms / 1e3, nbytes)

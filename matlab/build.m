@@ -26,7 +26,8 @@ if isempty(pk_lib)
   if pk_status ~= 0, error('poolkit:build', 'cmake could not build the poolkit library in %s', pk_lib); end
 end
 fprintf('build.m: linking against %s\n', fullfile(pk_lib, 'src', 'libpoolkit.a'));
-pk_src = fullfile(pk_here, 'src', {'pkmex.cpp', 'mx_args.cpp', 'pool_plan.cpp', 'window_index.cpp'});
+pk_src = fullfile(pk_here, 'src', {'pkmex.cpp', 'mx_args.cpp', 'pool_plan.cpp', 'window_index.cpp', ...
+                                 'linear_forward.cpp'});
 pk_flags = {['-I' fullfile(pk_root, 'include')], ['-L' fullfile(pk_lib, 'src')], '-lpoolkit', '-lhwy', '-lgomp', ...
             '-lpthread'};
 pk_out = fullfile(pk_here, '+poolkit', 'pkmex');

@@ -5,11 +5,13 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "bandwidth.hpp"
 #include "commands.hpp"
+#include "poolkit/memory.hpp"
 #include "poolkit/poolkit.hpp"
 #include "poolkit/threads.hpp"
 
@@ -22,6 +24,7 @@ struct Options {
   std::string layout = "both";
   int threads = 0, reps = 7;
   std::string dtype;  // empty: each case's own
+  bool fresh = false;  // --fresh-outputs
 };
 
 // The dtype named `name` (dtype_name's spelling).
@@ -35,7 +38,7 @@ DType dtype_named(const std::string& name) {
 void usage(FILE* out) {
   std::fprintf(out,
                "usage: poolkit bench [--case NAME]... [--op OP]... [--layout nchw|nhwc|both] [--dtype T] [--threads N]\n"
-               "                     [--reps N]\n"
+               "                     [--reps N] [--fresh-outputs]\n"
                "\n"
                "Times the standard cases (seed, resnet-stem, vgg, overlap-avg, gap, adaptive, pool3d, half) and\n"
                "prints, for each operator: the median time, the effective bandwidth (inputs read once, outputs\n"
@@ -52,7 +55,11 @@ void usage(FILE* out) {
                "  --dtype T     every case in dtype T (default: each case's own); integer types (uint8, int8,\n"
                "                int16, int32, int64) run the max forwards only (and int64 the average forward)\n"
                "  --threads N   threads of the CPU kernels (default: OpenMP's, e.g. OMP_NUM_THREADS)\n"
-               "  --reps N      timed repetitions after one warm-up (default 7; fewer when a run is slow)\n");
+               "  --reps N      timed repetitions after one warm-up (default 7; fewer when a run is slow)\n"
+               "  --fresh-outputs  each repetition's outputs allocated anew (uninitialised) through the core's\n"
+               "                allocator with its huge-page advice, its cache of freed blocks off, and freed after the\n"
+               "                call: the work of a host that returns new arrays (Octave, MATLAB), page faults and\n"
+               "                the kernel's zeroing of fresh pages included. Default: warm buffers reused\n");
 }
 
 void fill_random(const Tensor& t, uint64_t seed) {
@@ -72,6 +79,30 @@ void fill_random(const Tensor& t, uint64_t seed) {
 }
 
 int64_t bytes(const Tensor& t) { return t.numel() * dtype_size(t.dtype()); }
+
+// An output like `like` (none where it is undefined) allocated anew through the core's allocator, uninitialised,
+// and released on scope exit.
+struct FreshOutput {
+  TensorView view;
+  explicit FreshOutput(const Tensor& like) {
+    if (like.view().defined())
+      view = TensorView(allocate(size_t(bytes(like))), like.dtype(), like.shape(), like.view().strides);
+  }
+  ~FreshOutput() { release(view.data); }
+  FreshOutput(const FreshOutput&) = delete;
+  FreshOutput& operator=(const FreshOutput&) = delete;
+};
+
+// Median time of f(a, b) over outputs a and b (b may be undefined): the warm tensors themselves, or (fresh)
+// outputs like them allocated anew for each call.
+double time_into(int reps, bool fresh, const Tensor& a, const Tensor& b,
+                 const std::function<void(const TensorView&, const TensorView&)>& f) {
+  if (!fresh) return median_seconds(reps, [&] { f(a.view(), b.view()); });
+  return median_seconds(reps, [&] {
+    FreshOutput fa(a), fb(b);
+    f(fa.view, fb.view);
+  });
+}
 
 struct Case {
   const char* name;
@@ -116,7 +147,7 @@ struct Row {
 };
 
 // Times one operator of a case; returns the bytes it moves and its median time.
-Row run_op(const Case& c, const Geometry& g, const std::string& op, DType dt, Layout layout, int reps) {
+Row run_op(const Case& c, const Geometry& g, const std::string& op, DType dt, Layout layout, int reps, bool fresh) {
   Shape xs(c.shape), ys(c.shape);
   std::vector<int64_t> out = g.output_size();
   for (size_t i = 0; i < out.size(); ++i) ys[int(i) + 2] = out[i];
@@ -127,7 +158,7 @@ Row run_op(const Case& c, const Geometry& g, const std::string& op, DType dt, La
   Row r{op + " " + dtype_name(dt), 0, 0, 0};
   if (op.rfind("max-fwd", 0) == 0) {
     Tensor am = idx.empty() ? Tensor() : Tensor(form, ys, layout);
-    r.seconds = median_seconds(reps, [&] { max_pool_forward(g, x, y, am.view()); });
+    r.seconds = time_into(reps, fresh, y, am, [&](auto& yv, auto& av) { max_pool_forward(g, x, yv, av); });
     r.read = bytes(x);
     r.written = bytes(y) + (idx.empty() ? 0 : bytes(am));
     if (!idx.empty()) r.label = "max-fwd +" + std::string(dtype_name(form)) + " argmax " + dtype_name(dt);
@@ -137,7 +168,7 @@ Row run_op(const Case& c, const Geometry& g, const std::string& op, DType dt, La
     fill_random(dy, 2);
     Tensor am = idx.empty() ? Tensor() : Tensor(form, ys, layout);
     max_pool_forward(g, x, y, am.view());
-    r.seconds = median_seconds(reps, [&] { max_pool_backward(g, dy, am.view(), x, dx); });
+    r.seconds = time_into(reps, fresh, dx, {}, [&](auto& dxv, auto&) { max_pool_backward(g, dy, am.view(), x, dxv); });
     r.read = bytes(dy) + (idx.empty() ? bytes(x) : bytes(am));
     r.written = bytes(dx);
     r.label = "max-bwd " + (idx.empty() ? std::string("recomputing argmax") : "from " + std::string(dtype_name(form))) +
@@ -145,7 +176,7 @@ Row run_op(const Case& c, const Geometry& g, const std::string& op, DType dt, La
   } else if (op == "avg-fwd") {
     AvgOptions opt;
     opt.count_include_pad = c.count_include_pad;
-    r.seconds = median_seconds(reps, [&] { avg_pool_forward(g, opt, x, y); });
+    r.seconds = time_into(reps, fresh, y, {}, [&](auto& yv, auto&) { avg_pool_forward(g, opt, x, yv); });
     r.read = bytes(x);
     r.written = bytes(y);
     r.label = "avg-fwd " + std::string(dtype_name(dt));
@@ -154,7 +185,7 @@ Row run_op(const Case& c, const Geometry& g, const std::string& op, DType dt, La
     opt.count_include_pad = c.count_include_pad;
     Tensor dy(dt, ys, layout), dx(dt, xs, layout);
     fill_random(dy, 2);
-    r.seconds = median_seconds(reps, [&] { avg_pool_backward(g, opt, dy, dx); });
+    r.seconds = time_into(reps, fresh, dx, {}, [&](auto& dxv, auto&) { avg_pool_backward(g, opt, dy, dxv); });
     r.read = bytes(dy);
     r.written = bytes(dx);
     r.label = "avg-bwd " + std::string(dtype_name(dt));
@@ -188,6 +219,8 @@ int bench(int argc, char** argv) {
     } else if (a == "--dtype") {
       o.dtype = value();
       dtype_named(o.dtype);
+    } else if (a == "--fresh-outputs") {
+      o.fresh = true;
     } else if (a == "--reps") {
       o.reps = std::stoi(value());
       if (o.reps < 1) fail("--reps", "must be >= 1");
@@ -218,6 +251,7 @@ int bench(int argc, char** argv) {
       fail("--case", "unknown case '" + n + "' (seed, resnet-stem, vgg, overlap-avg, gap, adaptive, pool3d, half)");
   if (chosen.empty()) fail("--op", "no operator of the chosen cases starts with the names given");
   if (o.threads) set_num_threads(o.threads);
+  if (o.fresh) set_cache_limit(0);  // every output block goes back to the system and comes back fresh
   std::vector<Layout> layouts;
   if (o.layout != "nhwc") layouts.push_back(Layout::ChannelsFirst);
   if (o.layout != "nchw") layouts.push_back(Layout::ChannelsLast);
@@ -225,10 +259,10 @@ int bench(int argc, char** argv) {
   int total = 0, done = 0;
   for (const Case& c : chosen) total += int(c.ops.size() * c.dtypes.size() * layouts.size());
   Bandwidth bw;
-  std::printf("poolkit bench: %d thread(s); before each row a plain memcpy (1 thread, bytes read + written), a\n"
+  std::printf("poolkit bench: %d thread(s); outputs %s; before each row a plain memcpy (1 thread, bytes read + written), a\n"
               "sum (read) and streaming stores (write) on the kernels' threads; limit = read / read GB/s + written /\n"
               "write GB/s\n\n",
-              num_threads());
+              num_threads(), o.fresh ? "allocated anew for each call (--fresh-outputs)" : "warm, reused");
   std::printf("%-12s %-6s %-42s %10s %9s %9s %8s %8s %8s %9s %8s\n", "case", "layout", "operator", "median ms", "GB/s",
               "copy GB/s", "of copy", "read GB/s", "write GB/s", "limit ms", "of limit");
   for (const Case& c : chosen) {
@@ -242,7 +276,7 @@ int bench(int argc, char** argv) {
           std::fflush(stderr);
           const double copy_bw = bw.copy(o.reps), read_bw = bw.read(o.reps, num_threads()),
                        write_bw = bw.write(o.reps, num_threads());
-          Row r = run_op(c, g, op, dt, layout, o.reps);
+          Row r = run_op(c, g, op, dt, layout, o.reps, o.fresh);
           const double rate = double(r.read + r.written) / r.seconds;
           const double limit = double(r.read) / read_bw + double(r.written) / write_bw;
           std::fprintf(stderr, "\r%70s\r", "");

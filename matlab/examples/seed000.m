@@ -1,7 +1,8 @@
 % seed000.m: seed 000's table in Octave (or MATLAB). X = single(randn(32, 32, 2, 16384)), 'SSCB', 2x2 pooling
 % with stride 2: every poolkit MEX call of the forward and backward pass, the best plain Octave code for the same
 % job (reshape to expose the 2x2 windows, then max / mean over them), and `poolkit bench --case seed` run
-% here in the same session. Run from the repository root after build.m:
+% here in the same session twice: into warm, reused buffers, and with --fresh-outputs (each call's outputs
+% allocated anew, as a host returning new arrays must). Run from the repository root after build.m:
 %   octave-cli matlab/examples/seed000.m
 % Times are medians of `reps` calls after one warm-up. Octave runs +poolkit/pkmex.oct (no copy of the outputs);
 % each call's outputs are fresh arrays, whose pages the kernel zeroes on first write: the 'fresh array' rows time
@@ -80,9 +81,17 @@ for d = {getenv('POOLKIT_BUILD_DIR'), fullfile(root, 'build', 'release'), fullfi
     break;
   end
 end
-bench_out = '';
+bench_out = ''; bench_fresh = '';
 if ~isempty(bench)
   [~, bench_out] = system([bench ' bench --case seed --layout nchw 2>/dev/null']);
+  [~, bench_fresh] = system([bench ' bench --case seed --layout nchw --fresh-outputs 2>/dev/null']);
+end
+% the median ms of a bench row (NaN where the run has none)
+function ms = bench_ms(out, row)
+  ms = NaN;
+  if isempty(row), return; end
+  m = regexp(out, ['nchw\s+' regexprep(row, '\+', '\\+') '( float32)?\s+([0-9.]+)'], 'tokens', 'once');
+  if ~isempty(m), ms = str2double(m{end}); end
 end
 printf('seed 000 in Octave %s: X = single(randn(32, 32, 2, 16384)), ''SSCB'', 2x2 stride 2; median of %d, ms\n', ...
        version(), reps);
@@ -94,15 +103,16 @@ tp = zeros(size(plain, 1), 1);
 for k = 1:size(plain, 1)
   tp(k) = time_it(plain{k, 2}, 3);
 end
-printf('%-30s %9s %10s   %-24s %9s %10s\n', 'poolkit MEX call', 'ms', 'x maxpool', 'poolkit bench row', 'ms', 'MEX/bench');
+tb_all = NaN(numel(t), 1); tf_all = NaN(numel(t), 1);
 for k = 1:numel(t)
-  tb = NaN;
-  if ~isempty(rows{k, 3})
-    % the row's first number is its median ms
-    m = regexp(bench_out, ['nchw\s+' regexprep(rows{k, 3}, '\+', '\\+') '( float32)?\s+([0-9.]+)'], 'tokens', 'once');
-    if ~isempty(m), tb = str2double(m{end}); end
-  end
-  printf('%-30s %9.2f %10.2f   %-24s %9.2f %10.2f\n', rows{k, 1}, t(k), t(k) / t(1), rows{k, 3}, tb, t(k) / tb);
+  tb_all(k) = bench_ms(bench_out, rows{k, 3});
+  tf_all(k) = bench_ms(bench_fresh, rows{k, 3});
+end
+printf('%-30s %8s %9s   %-22s %10s %9s %10s %9s\n', 'poolkit MEX call', 'ms', 'x maxpool', 'poolkit bench row', ...
+       'warm ms', 'MEX/warm', 'fresh ms', 'MEX/fresh');
+for k = 1:numel(t)
+  printf('%-30s %8.2f %9.2f   %-22s %10.2f %9.2f %10.2f %9.2f\n', rows{k, 1}, t(k), t(k) / t(1), rows{k, 3}, ...
+         tb_all(k), t(k) / tb_all(k), tf_all(k), t(k) / tf_all(k));
 end
 printf('\n%-30s %9s %10s\n', 'plain Octave, same job', 'ms', 'x poolkit');
 match = [1 2 4 5 9 10];  % the poolkit row doing the same job
@@ -110,14 +120,8 @@ for k = 1:numel(tp)
   printf('%-30s %9.2f %10.1f\n', plain{k, 1}, tp(k), tp(k) / t(match(k)));
 end
 % The run as a table for bench/octave_charts.py (poolkit's speed-up over plain Octave, fraction of copy).
-tb_all = NaN(numel(t), 1); to_all = NaN(numel(t), 1);
+to_all = NaN(numel(t), 1);
 to_all(match) = tp;
-for k = 1:numel(t)
-  if ~isempty(rows{k, 3})
-    m = regexp(bench_out, ['nchw\s+' regexprep(rows{k, 3}, '\+', '\\+') '( float32)?\s+([0-9.]+)'], 'tokens', 'once');
-    if ~isempty(m), tb_all(k) = str2double(m{end}); end
-  end
-end
 % poolkit bench times a plain copy before each row: the fastest of them is the copy bandwidth least disturbed
 copies = regexp(bench_out, 'float32\s+[0-9.]+\s+[0-9.]+\s+([0-9.]+)', 'tokens');
 copy = {};
@@ -126,9 +130,9 @@ csv = fullfile(root, 'bench', 'RESULTS-octave-seed000.csv');
 f = fopen(csv, 'w');
 fprintf(f, '# seed000.m in Octave %s, median of %d; copy GB/s %s\n', version(), reps, ...
         ifelse_text(copy, 'n/a'));
-fprintf(f, 'call,bytes,poolkit_mex_ms,plain_octave_ms,poolkit_bench_ms\n');
+fprintf(f, 'call,bytes,poolkit_mex_ms,plain_octave_ms,poolkit_bench_ms,poolkit_bench_fresh_ms\n');
 for k = 1:numel(t) - 2  % (not the fresh-array rows)
-  fprintf(f, '%s,%d,%.4f,%.4f,%.4f\n', rows{k, 1}, moved(k), t(k), to_all(k), tb_all(k));
+  fprintf(f, '%s,%d,%.4f,%.4f,%.4f,%.4f\n', rows{k, 1}, moved(k), t(k), to_all(k), tb_all(k), tf_all(k));
 end
 fclose(f);
 % The charts need a Python with matplotlib: POOLKIT_PYTHON, else python3 on PATH.
@@ -137,3 +141,4 @@ if isempty(py), py = 'python3'; end
 printf('\nwrote %s; charts: %s bench/octave_charts.py %s\n', csv, py, csv);
 system([py ' ' fullfile(root, 'bench', 'octave_charts.py') ' ' csv]);
 printf('\n%s bench --case seed --layout nchw\n%s', bench, bench_out);
+printf('\n%s bench --case seed --layout nchw --fresh-outputs\n%s', bench, bench_fresh);

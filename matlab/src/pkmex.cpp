@@ -7,6 +7,7 @@
 #include <new>
 
 #include "pkmex.hpp"
+#include "linear_forward.hpp"
 #include "linear_index.hpp"
 #include "pool_plan.hpp"
 #include "poolkit/error.hpp"
@@ -68,6 +69,14 @@ const double* linear_indices(const mxArray* indx) {
                     class_name(indx));
   return static_cast<const double*>(mxGetData(indx));
 }
+// The slabs a linear scatter tries first (linear_index.hpp): the output's last dimension of size > 1, the
+// batches of 'SSCB'.
+int64_t outer_slabs(const std::vector<int64_t>& size) {
+  for (auto it = size.rbegin(); it != size.rend(); ++it)
+    if (*it > 1) return *it;
+  return 1;
+}
+
 void check_linear(int64_t first_bad, int64_t limit) {
   if (first_bad >= 0)
     bad("indx", "entry " + std::to_string(first_bad + 1) + " is not a linear index in 1.." + std::to_string(limit),
@@ -163,16 +172,20 @@ void maxpool(int nlhs, mxArray** plhs, int nrhs, const mxArray** prhs, Outputs& 
       mxArray* A = out.add(uninit(p.ydims, class_of(at)));
       poolkit::max_pool_forward(p.g, xv, yv, p.y_view(mxGetData(A), at));
     } else {
-      size_t width = at == DType::u8 ? 1 : at == DType::i16 ? 2 : 4;
-      std::unique_ptr<char[]> taps(new char[size_t(p.ynumel) * width]);  // the compact form, then converted
-      poolkit::max_pool_forward(p.g, xv, yv, p.y_view(taps.get(), at));
       mxArray* I = out.add(uninit(p.ydims, mxDOUBLE_CLASS));
       double* ix = static_cast<double*>(mxGetData(I));
-      WindowIndex wi(p);
-      auto linear = [&](auto tp) { wi.for_each(tp, true, [&](int64_t y, int64_t x) { ix[y] = double(x + 1); }); };
-      if (at == DType::u8) linear(reinterpret_cast<const uint8_t*>(taps.get()));
-      else if (at == DType::i16) linear(reinterpret_cast<const int16_t*>(taps.get()));
-      else linear(reinterpret_cast<const int32_t*>(taps.get()));
+      if (linear_forward_fits(p)) {
+        max_pool_linear(p, xv, yv, ix);
+      } else {  // the compact form, then converted
+        size_t width = at == DType::u8 ? 1 : at == DType::i16 ? 2 : 4;
+        std::unique_ptr<char[]> taps(new char[size_t(p.ynumel) * width]);
+        poolkit::max_pool_forward(p.g, xv, yv, p.y_view(taps.get(), at));
+        WindowIndex wi(p);
+        auto linear = [&](auto tp) { wi.for_each(tp, true, [&](int64_t y, int64_t x) { ix[y] = double(x + 1); }); };
+        if (at == DType::u8) linear(reinterpret_cast<const uint8_t*>(taps.get()));
+        else if (at == DType::i16) linear(reinterpret_cast<const int16_t*>(taps.get()));
+        else linear(reinterpret_cast<const int32_t*>(taps.get()));
+      }
     }
   }
   out.release(plhs);
@@ -222,7 +235,7 @@ void maxunpool(int, mxArray** plhs, int nrhs, const mxArray** prhs, Outputs& out
     mxArray* Z = out.add(uninit(size, cls));
     with_float(X, [&](auto* x) {
       auto* z = static_cast<decltype(x)>(mxGetData(Z));
-      check_linear(scatter_linear<false>(ix, int64_t(mxGetNumberOfElements(X)), x, z, n), n);
+      check_linear(scatter_linear<false>(ix, int64_t(mxGetNumberOfElements(X)), x, z, n, outer_slabs(size)), n);
     });
   } else {
     if (nrhs < 4) bad("maxunpool", "compact indices need the pooling's poolsize and options");
@@ -289,7 +302,7 @@ void maxpool_backward(int, mxArray** plhs, int nrhs, const mxArray** prhs, Outpu
     mxArray* dX = out.add(uninit(size, cls));
     with_float(dY, [&](auto* dy) {
       auto* dx = static_cast<decltype(dy)>(mxGetData(dX));
-      check_linear(scatter_linear<true>(ix, int64_t(mxGetNumberOfElements(dY)), dy, dx, n), n);
+      check_linear(scatter_linear<true>(ix, int64_t(mxGetNumberOfElements(dY)), dy, dx, n, outer_slabs(size)), n);
     });
   } else {
     if (nrhs < 4) bad("maxpool_backward", "compact indices need the pooling's poolsize and options");

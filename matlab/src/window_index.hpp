@@ -2,6 +2,8 @@
 // MATLAB's linear indices from poolkit's compact argmax: for every output cell, in Y's column-major order, the
 // 0-based linear offset into X of the window cell its tap names (taps numbered row-major over the core's axes,
 // which is column-major over MATLAB's pooled dimensions).
+#include <omp.h>
+
 #include <cstdint>
 #include <vector>
 
@@ -19,27 +21,41 @@ class WindowIndex {
   template <class Tap, class F>
   void for_each(const Tap* taps, bool parallel, F&& f) const {
     const int64_t inner = ydims_[0], outer = total_ / inner;
-#pragma omp parallel for schedule(static) if (parallel && outer > 1)
-    for (int64_t q = 0; q < outer; ++q) {
-      int64_t base = 0, rest = q;
-      int64_t origin[3] = {0, 0, 0};
-      for (size_t i = 1; i < ydims_.size(); ++i) {
-        int64_t c = rest % ydims_[i];
-        rest /= ydims_[i];
-        base += coord_offset_[i][c];
-        if (axis_of_[i] >= 0) origin[axis_of_[i]] = coord_origin_[i][c];
+    const size_t nd = ydims_.size();
+    std::vector<int64_t> coords(size_t(omp_get_max_threads()) * nd);  // allocated here: nothing throws below
+#pragma omp parallel if (parallel && outer > 1)
+    {
+      // this thread's rows [q0, q1) of outputs; the coordinates of the first found by division, then counted on
+      const int64_t threads = omp_get_num_threads(), me = omp_get_thread_num();
+      const int64_t q0 = outer * me / threads, q1 = outer * (me + 1) / threads;
+      int64_t* coord = coords.data() + size_t(me) * nd;
+      int64_t base = 0, origin[3] = {0, 0, 0};
+      for (size_t i = 1, rest = size_t(q0); i < nd; ++i) {
+        coord[i] = int64_t(rest % size_t(ydims_[i]));
+        rest /= size_t(ydims_[i]);
+        base += coord_offset_[i][coord[i]];
+        if (axis_of_[i] >= 0) origin[axis_of_[i]] = coord_origin_[i][coord[i]];
       }
-      for (int64_t k = 0; k < inner; ++k) {
-        int64_t y = q * inner + k;
-        int64_t t = int64_t(taps[y]);
-        if (axis_of_[0] >= 0) origin[axis_of_[0]] = coord_origin_[0][k];
-        bool ok = t >= 0 && t < window_cells();
-        if (ok && check_)
-          for (int a = 0; a < rank_; ++a) {
-            int64_t pos = origin[a] + tap_pos_[t * rank_ + a];
-            ok = ok && pos >= 0 && pos < in_[a];
-          }
-        f(y, ok ? base + coord_offset_[0][k] + tap_offset_[t] : int64_t(-1));
+      for (int64_t q = q0; q < q1; ++q) {
+        for (int64_t k = 0; k < inner; ++k) {
+          int64_t y = q * inner + k;
+          int64_t t = int64_t(taps[y]);
+          if (axis_of_[0] >= 0) origin[axis_of_[0]] = coord_origin_[0][k];
+          bool ok = t >= 0 && t < window_cells();
+          if (ok && check_)
+            for (int a = 0; a < rank_; ++a) {
+              int64_t pos = origin[a] + tap_pos_[t * rank_ + a];
+              ok = ok && pos >= 0 && pos < in_[a];
+            }
+          f(y, ok ? base + coord_offset_[0][k] + tap_offset_[t] : int64_t(-1));
+        }
+        for (size_t i = 1; i < nd; ++i) {  // the next row: dimension i counts on, carrying into i + 1
+          base -= coord_offset_[i][coord[i]];
+          coord[i] = coord[i] + 1 == ydims_[i] ? 0 : coord[i] + 1;
+          base += coord_offset_[i][coord[i]];
+          if (axis_of_[i] >= 0) origin[axis_of_[i]] = coord_origin_[i][coord[i]];
+          if (coord[i]) break;
+        }
       }
     }
   }
