@@ -4,7 +4,8 @@ shared/BENCH_CASES.md, and a Keras training step with keras.layers against poolk
 
 Every call is jitted. forward: the pooled output. gradient: jax.vjp's forward and backward together (what jax.grad
 runs: poolkit saves its compact argmax, XLA rewrites max's gradient into select-and-scatter). Peers where
-reduce_window has no such operator: global average = jnp.mean over the spatial axes, adaptive 13->7 = Keras' JAX
+reduce_window has no such operator or a faster one exists: global average = jnp.mean over the spatial axes (gap;
+gap-rw: reduce_window's sum over the whole plane, over the cell count), adaptive 13->7 = Keras' JAX
 adaptive_average_pool. Medians after a warm-up (at least 21 calls for calls under 20 ms); the ratio is the peer's
 time over poolkit's. "of copy": the bytes the call must move over the time, as a fraction of a plain copy's
 bandwidth measured in this run (each input read once and each output written once; max's gradient: x, y, its uint8
@@ -42,6 +43,7 @@ CASES = [  # name, (N, C, spatial...), kind, window, stride, padding (per side),
     ("vgg", (32, 128, 112, 112), "max", 2, 2, 0, True, "float32"),
     ("overlap-avg", (32, 64, 56, 56), "avg", 3, 1, 1, False, "float32"),
     ("gap", (256, 2048, 7, 7), "gap", None, None, None, False, "float32"),
+    ("gap", (256, 2048, 7, 7), "gap-rw", None, None, None, False, "float32"),
     ("adaptive", (64, 256, 13, 13), "adaptive", 7, None, None, False, "float32"),
     ("pool3d", (8, 64, 32, 32, 32), "max", 2, 2, 0, True, "float32"),
     ("half", (32, 64, 112, 112), "max", 3, 2, 1, True, "bfloat16"),
@@ -119,8 +121,13 @@ def pools(kind, rank, k, s, p, cip, cf):
             return ssum / lax.reduce_window(ones, np.array(0, x.dtype), lax.add, full(win, 1), full(strides, 1),
                                             rw_pad)
         return (lambda x: pj.avg_pool(x, win, strides, pads, cip, channels_first=cf), peer)
-    if kind == "gap":
-        return (lambda x: pj.global_avg_pool(x, channels_first=cf), lambda x: jnp.mean(x, axis=sp))
+    if kind.startswith("gap"):
+        def plane_window(x):  # the whole plane as reduce_window's window, its sum over the cell count
+            win = full([x.shape[a] for a in sp], 1)
+            ssum = lax.reduce_window(x, np.array(0, x.dtype), lax.add, win, win, "VALID")
+            return jnp.squeeze(ssum, sp) / np.prod(win)
+        return (lambda x: pj.global_avg_pool(x, channels_first=cf),
+                plane_window if kind == "gap-rw" else lambda x: jnp.mean(x, axis=sp))
     from keras.src.backend.jax import nn as knn
     fmt = "channels_first" if cf else "channels_last"
     return (lambda x: pj.adaptive_avg_pool(x, (k,) * rank, channels_first=cf),
@@ -249,7 +256,8 @@ def main():
         stem_name = os.path.basename(os.path.splitext(a.out)[0])
         f.write(f"\nCharts: `{stem_name}-speedup.png` (poolkit's speed-up per row, log scale) and "
                 f"`{stem_name}-limit.png` (fraction of copy), drawn by bench/charts.py.\n")
-        f.write("\nPeers: gap = `jnp.mean` over the spatial axes; adaptive = Keras' JAX `adaptive_average_pool`.\n\n")
+        f.write("\nPeers: gap = `jnp.mean` over the spatial axes; gap-rw = `lax.reduce_window`'s sum over the whole plane over "
+                "the cell count; adaptive = Keras' JAX `adaptive_average_pool`.\n\n")
         f.write("Per-call cost of one jitted call on a (1, 4, 4, 1) input, max 2x2 (mean of 2000 calls, median of "
                 f"{max(a.reps, 5)}): " + ", ".join(f"{k} {v:.1f} us" for k, v in ovh.items()) +
                 f". poolkit's FFI call over a trivial jitted op: {ovh['poolkit.jax'] - ovh['jit(x + 1)']:.1f} us.\n\n")
