@@ -214,7 +214,8 @@ bool blocked_forward(const Forward& f) {
 // where it does not apply or the target has no vector pair loads.
 bool k3s2_forward(const Forward& f, DType dt) {
   const Axis &A = f.tab.t.axis, &B = f.tab.h.axis, &W = f.tab.w.axis;
-  const bool index_ok = f.form == IndexForm::None || (f.form == IndexForm::U8 && (!is_integer(dt) || f.x.esize == 1));
+  const bool index_ok = f.form == IndexForm::None || (f.form == IndexForm::U8 && (!is_integer(dt) || f.x.esize == 1)) ||
+                        (f.form == IndexForm::I64 && is_integer(dt) && f.x.esize == 1);  // (flat: from the one-byte codes)
   if (!f.is_max || !index_ok || A.in != 1 || A.out != 1 || A.kernel != 1 || !k3s2_axis(B) || !k3s2_axis(W) ||
       f.x.s[4] != 1 || f.y.s[4] != 1 || W.out < 16 || W.in < 32)
     return false;  // (narrower rows: the general kernel's blocks of planes do better than an output at a time)
@@ -229,7 +230,8 @@ bool k3s2_forward(const Forward& f, DType dt) {
     K3S2ForwardJob j = job;
     j.x = f.x.at<char>(f.x.offset(n, c, 0, 0, 0)), j.y = f.y.at<char>(f.y.offset(n, c, 0, 0, 0));
     if (i + 1 < f.N * f.C) j.x_next = f.x.at<char>(f.x.offset((i + 1) / f.C, (i + 1) % f.C, 0, 0, 0));
-    j.am = f.am.defined() ? f.am.at<uint8_t>(f.am.offset(n, c, 0, 0, 0)) : nullptr;
+    if (f.form == IndexForm::I64) j.flat = f.am.at<int64_t>(f.am.offset(n, c, 0, 0, 0)), j.stream = f.stream;
+    else j.am = f.am.defined() ? f.am.at<uint8_t>(f.am.offset(n, c, 0, 0, 0)) : nullptr;
     j.row_max = row_max.data(), j.row_code = row_code.data();
     switch (dt) {
       case DType::f32: return k3s2_max_forward_f32(j);

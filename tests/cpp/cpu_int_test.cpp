@@ -137,6 +137,8 @@ TEST_F(CpuInt, StreamingStoresMatchReference) {
   for (Layout lay : {Layout::ChannelsFirst, Layout::ChannelsLast}) {
     expect_match(torch_geometry({4, 256}, {2, 2}, {2, 2}, {0, 0}, {1, 1}, false), 1, 64, lay, false, rng);
     expect_match(torch_geometry({5, 258}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, false), 1, 64, lay, false, rng);
+    // (rows of 128 outputs: the 3x3 kernel's int64 indices stream whole lines)
+    expect_match(torch_geometry({5, 256}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, false), 1, 4, lay, false, rng);
   }
   cpu::stream_threshold_bytes = saved;
 }
