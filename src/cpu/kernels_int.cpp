@@ -409,6 +409,46 @@ void int_k3s2_plane_argmax(D d, const K3S2ForwardJob& j) {
   if (stream) hwy::FlushStream();
 }
 
+// 2x2 stride-2 windows over rows of 32 8-bit cells with the one-byte argmax (Rows32Job): two output rows per
+// vector of 32 lanes, from the two rows' top input rows (one split: taps 0 and 1) and bottom ones (taps 2 and
+// 3); each tap replaces the maximum only where greater, in window order, so the first maximum wins.
+template <class D>
+void int_rows32_argmax(D d, const Rows32Job& j) {
+  using T = hn::TFromD<D>;
+  const hn::RebindToUnsigned<D> du;
+  const T* x = static_cast<const T*>(j.x);
+  T* y = static_cast<T*>(j.y);
+  const bool stream = j.stream && reinterpret_cast<uintptr_t>(y) % 32 == 0 && reinterpret_cast<uintptr_t>(j.am) % 32 == 0;
+  int64_t r = 0;
+  for (; r + 2 <= j.rows; r += 2) {
+    const T* p = x + 64 * r;  // rows r and r + 1: top, bottom, top, bottom input rows
+    const auto top0 = hn::LoadU(d, p), bottom0 = hn::LoadU(d, p + 32), top1 = hn::LoadU(d, p + 64),
+               bottom1 = hn::LoadU(d, p + 96);
+    auto m = split_pairs<false>(d, top1, top0);
+    const auto t1 = split_pairs<true>(d, top1, top0), t2 = split_pairs<false>(d, bottom1, bottom0),
+               t3 = split_pairs<true>(d, bottom1, bottom0);
+    auto take = hn::Gt(t1, m);
+    auto code = hn::IfThenElse(take, hn::Set(d, T(1)), hn::Zero(d));
+    m = hn::Max(m, t1);
+    take = hn::Gt(t2, m);
+    code = hn::IfThenElse(take, hn::Set(d, T(2)), code), m = hn::Max(m, t2);
+    take = hn::Gt(t3, m);
+    code = hn::IfThenElse(take, hn::Set(d, T(3)), code), m = hn::Max(m, t3);
+    put(d, in_order(d, m), y + 16 * r, stream);
+    put(du, hn::BitCast(du, in_order(d, code)), j.am + 16 * r, stream);
+  }
+  for (; r < j.rows; ++r)  // (an odd row at the end)
+    for (int64_t o = 0; o < 16; ++o) {
+      const T* p = x + 64 * r + 2 * o;
+      const T v[4] = {p[0], p[1], p[32], p[33]};
+      int best = 0;
+      for (int t = 1; t < 4; ++t)
+        if (v[t] > v[best]) best = t;
+      y[16 * r + o] = v[best], j.am[16 * r + o] = uint8_t(best);
+    }
+  if (stream) hwy::FlushStream();
+}
+
 #endif
 
 template <class T>
@@ -444,7 +484,23 @@ bool int_k3s2(const K3S2ForwardJob& j) {
 #endif
 }
 
+template <class T>
+bool int_rows32(const Rows32Job& j) {
+#if HWY_TARGET == HWY_SCALAR
+  (void)j;
+  return false;
+#else
+  const hn::CappedTag<T, 32> d;
+  if (hn::Lanes(d) != 32) return false;
+  int_rows32_argmax(d, j);
+  return true;
+#endif
+}
+
 }  // namespace
+
+bool Rows32MaxForwardU8(const Rows32Job& j) { return int_rows32<uint8_t>(j); }
+bool Rows32MaxForwardI8(const Rows32Job& j) { return int_rows32<int8_t>(j); }
 
 bool K3S2MaxForwardU8(const K3S2ForwardJob& j) { return int_k3s2<uint8_t>(j); }
 bool K3S2MaxForwardI8(const K3S2ForwardJob& j) { return int_k3s2<int8_t>(j); }
@@ -473,6 +529,11 @@ HWY_EXPORT(K3S2MaxForwardI8);
 HWY_EXPORT(K3S2MaxForwardI16);
 HWY_EXPORT(K3S2MaxForwardI32);
 HWY_EXPORT(K3S2MaxForwardI64);
+HWY_EXPORT(Rows32MaxForwardU8);
+HWY_EXPORT(Rows32MaxForwardI8);
+bool rows32_max_forward_int(DType t, const Rows32Job& j) {
+  return t == DType::u8 ? HWY_DYNAMIC_DISPATCH(Rows32MaxForwardU8)(j) : HWY_DYNAMIC_DISPATCH(Rows32MaxForwardI8)(j);
+}
 bool k3s2_max_forward_int(DType t, const K3S2ForwardJob& j) {
   switch (t) {
     case DType::u8: return HWY_DYNAMIC_DISPATCH(K3S2MaxForwardU8)(j);
