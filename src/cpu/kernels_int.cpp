@@ -323,10 +323,14 @@ class FlatRow {
     const int64_t L = int64_t(hn::Lanes(d32));
     const auto table = hn::Load(d32, off_), step = hn::Mul(hn::Iota(d32, 0), hn::Set(d32, 2));
     int64_t o = 0;
-    for (; o + L <= n; o += L) {
+    for (; o + L / 2 <= n; o += L) {  // (a last half: 16 codes read, 8 stored; code has room for them)
       const auto tab = hn::TableLookupLanes(table, hn::IndicesFromVec(d32, hn::PromoteTo(d32, hn::LoadU(d8, code + o))));
       const auto v = hn::Add(tab, hn::Add(step, hn::Set(d32, int32_t(first + 2 * o))));
       put(d64, hn::PromoteTo(d64, hn::LowerHalf(dh, v)), out + o, stream);
+      if (o + L > n) {
+        o += L / 2;
+        break;
+      }
       put(d64, hn::PromoteTo(d64, hn::UpperHalf(dh, v)), out + o + L / 2, stream);
     }
     for (; o < n; ++o) out[o] = first + 2 * o + off_[code[o]];
@@ -355,8 +359,23 @@ void int_k3s2_plane_argmax(D d, const K3S2ForwardJob& j) {
   std::fill(row[0], row[0] + 3 * span, std::numeric_limits<T>::lowest());
   const FlatRow flat(W);
   const bool stream = j.flat && j.stream && reinterpret_cast<uintptr_t>(j.flat) % 64 == 0 && OW % 8 == 0 && j.y_row % 8 == 0;
-  int64_t kept = -1;  // the input row whose maxima are kept
+  int64_t kept = std::numeric_limits<int64_t>::min();  // the input row whose maxima are kept (none: not -1, a top row)
   const auto first_lane = hn::FirstN(d, pw == 1 ? 1 : 0);
+  hn::Vec<D> k[9];  // the codes
+  for (int c = 0; c < 9; ++c) k[c] = hn::Set(d, T(c));
+  // the three taps of input row jh of the windows from p on (cells 2o, 2o + 1, 2o + 2 of the padded row): their
+  // maximum m and code c, the first maximum winning
+  auto three = [&](const T* p, int jh, bool first_out, hn::Vec<D>& m, hn::Vec<D>& c) {
+    const auto lo = hn::LoadU(d, p), hi = hn::LoadU(d, p + N);
+    m = split_pairs<false>(d, hi, lo);
+    const auto t1 = split_pairs<true>(d, hi, lo);
+    auto take = hn::Gt(t1, m);
+    if (first_out) take = hn::Or(take, first_lane);
+    m = hn::IfThenElse(take, t1, m), c = hn::IfThenElse(take, k[3 * jh + 1], k[3 * jh]);
+    const auto t2 = split_pairs<false>(d, hn::LoadU(d, p + 2 + N), hn::LoadU(d, p + 2));
+    take = hn::Gt(t2, m);
+    m = hn::Max(m, t2), c = hn::IfThenElse(take, k[3 * jh + 2], c);
+  };
   for (int64_t oh = 0; oh < j.out_h; ++oh) {
     const int64_t top = 2 * oh - j.pad_h;
     for (int64_t r = top + 9; r < top + 11; ++r) prefetch_plane_row(x, j.x_next, r, H, j.x_row, W);  // (4 output rows ahead)
@@ -372,31 +391,36 @@ void int_k3s2_plane_argmax(D d, const K3S2ForwardJob& j) {
     const bool keep = top + 2 < H;
     T* y = static_cast<T*>(j.y) + oh * j.y_row;
     uint8_t* am = j.flat ? static_cast<uint8_t*>(j.row_code) : j.am + oh * j.y_row;
+    const bool inner = reuse && top + 2 < H;  // (rows 0-2 all in the plane, row 0's maxima kept)
     for (int64_t o = 0, v = 0;; o = std::min(o + N, OW - N), ++v) {
       hn::Vec<D> best, code;
-      bool first = true;
-      for (int jh = 0; jh < 3; ++jh) {
-        if (top + jh < 0 || top + jh >= H) continue;
-        hn::Vec<D> m, c;
-        if (jh == 0 && reuse) {  // (kept with the bottom row's codes 6-8)
-          m = hn::LoadU(d, kept_max + v * N), c = hn::Sub(hn::LoadU(d, kept_code + v * N), hn::Set(d, T(6)));
-        } else {
-          const T* p = row[jh] + 2 * o;  // window o: cells 2o, 2o + 1, 2o + 2 of the padded row
-          const auto lo = hn::LoadU(d, p), hi = hn::LoadU(d, p + N);
-          m = split_pairs<false>(d, hi, lo);
-          const auto t1 = split_pairs<true>(d, hi, lo);
-          auto take = hn::Or(hn::Gt(t1, m), o == 0 ? first_lane : hn::FirstN(d, 0));
-          m = hn::IfThenElse(take, t1, m), c = hn::IfThenElse(take, hn::Set(d, T(3 * jh + 1)), hn::Set(d, T(3 * jh)));
-          const auto t2 = split_pairs<false>(d, hn::LoadU(d, p + 2 + N), hn::LoadU(d, p + 2));
-          take = hn::Gt(t2, m);
-          m = hn::IfThenElse(take, t2, m), c = hn::IfThenElse(take, hn::Set(d, T(3 * jh + 2)), c);
-          if (jh == 2 && keep) hn::StoreU(m, d, kept_max + v * N), hn::StoreU(c, d, kept_code + v * N);
-        }
-        if (first) {
-          best = m, code = c, first = false;
-        } else {
-          const auto take = hn::Gt(m, best);
-          best = hn::IfThenElse(take, m, best), code = hn::IfThenElse(take, c, code);
+      if (inner) {
+        best = hn::LoadU(d, kept_max + v * N), code = hn::Sub(hn::LoadU(d, kept_code + v * N), k[6]);
+        hn::Vec<D> m1, c1, m2, c2;
+        three(row[1] + 2 * o, 1, o == 0, m1, c1);
+        three(row[2] + 2 * o, 2, o == 0, m2, c2);
+        if (keep) hn::StoreU(m2, d, kept_max + v * N), hn::StoreU(c2, d, kept_code + v * N);
+        auto take = hn::Gt(m1, best);
+        best = hn::Max(best, m1), code = hn::IfThenElse(take, c1, code);
+        take = hn::Gt(m2, best);
+        best = hn::Max(best, m2), code = hn::IfThenElse(take, c2, code);
+      } else {
+        bool first = true;
+        for (int jh = 0; jh < 3; ++jh) {
+          if (top + jh < 0 || top + jh >= H) continue;
+          hn::Vec<D> m, c;
+          if (jh == 0 && reuse) {  // (kept with the bottom row's codes 6-8)
+            m = hn::LoadU(d, kept_max + v * N), c = hn::Sub(hn::LoadU(d, kept_code + v * N), k[6]);
+          } else {
+            three(row[jh] + 2 * o, jh, o == 0, m, c);
+            if (jh == 2 && keep) hn::StoreU(m, d, kept_max + v * N), hn::StoreU(c, d, kept_code + v * N);
+          }
+          if (first) {
+            best = m, code = c, first = false;
+          } else {
+            const auto take = hn::Gt(m, best);
+            best = hn::Max(best, m), code = hn::IfThenElse(take, c, code);
+          }
         }
       }
       hn::StoreU(in_order(d, best), d, y + o);
@@ -404,7 +428,7 @@ void int_k3s2_plane_argmax(D d, const K3S2ForwardJob& j) {
       if (o == OW - N) break;
     }
     if (j.flat) flat.store(am, OW, top * W - pw, j.flat + oh * j.y_row, stream);
-    kept = keep ? top + 2 : -1;
+    kept = keep ? top + 2 : std::numeric_limits<int64_t>::min();
   }
   if (stream) hwy::FlushStream();
 }
