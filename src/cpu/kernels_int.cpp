@@ -433,11 +433,11 @@ void int_k3s2_plane_argmax(D d, const K3S2ForwardJob& j) {
   if (stream) hwy::FlushStream();
 }
 
-// 2x2 stride-2 windows over rows of 32 8-bit cells with the one-byte argmax (Rows32Job): two output rows per
-// vector of 32 lanes, from the two rows' top input rows (one split: taps 0 and 1) and bottom ones (taps 2 and
-// 3); each tap replaces the maximum only where greater, in window order, so the first maximum wins.
+// 2x2 stride-2 windows over rows of 32 8-bit cells, with the one-byte argmax or none (Rows32Job): two output
+// rows per vector of 32 lanes, from the two rows' top input rows (one split: taps 0 and 1) and bottom ones (taps 2
+// and 3); each tap replaces the maximum only where greater, in window order, so the first maximum wins.
 template <class D>
-void int_rows32_argmax(D d, const Rows32Job& j) {
+void int_rows32(D d, const Rows32Job& j) {
   using T = hn::TFromD<D>;
   const hn::RebindToUnsigned<D> du;
   const T* x = static_cast<const T*>(j.x);
@@ -451,6 +451,10 @@ void int_rows32_argmax(D d, const Rows32Job& j) {
     auto m = split_pairs<false>(d, top1, top0);
     const auto t1 = split_pairs<true>(d, top1, top0), t2 = split_pairs<false>(d, bottom1, bottom0),
                t3 = split_pairs<true>(d, bottom1, bottom0);
+    if (!j.am) {
+      put(d, in_order(d, hn::Max(hn::Max(m, t1), hn::Max(t2, t3))), y + 16 * r, stream);
+      continue;
+    }
     auto take = hn::Gt(t1, m);
     auto code = hn::IfThenElse(take, hn::Set(d, T(1)), hn::Zero(d));
     m = hn::Max(m, t1);
@@ -468,7 +472,8 @@ void int_rows32_argmax(D d, const Rows32Job& j) {
       int best = 0;
       for (int t = 1; t < 4; ++t)
         if (v[t] > v[best]) best = t;
-      y[16 * r + o] = v[best], j.am[16 * r + o] = uint8_t(best);
+      y[16 * r + o] = v[best];
+      if (j.am) j.am[16 * r + o] = uint8_t(best);
     }
   if (stream) hwy::FlushStream();
 }
@@ -509,22 +514,22 @@ bool int_k3s2(const K3S2ForwardJob& j) {
 }
 
 template <class T>
-bool int_rows32(const Rows32Job& j) {
+bool rows32(const Rows32Job& j) {
 #if HWY_TARGET == HWY_SCALAR
   (void)j;
   return false;
 #else
   const hn::CappedTag<T, 32> d;
   if (hn::Lanes(d) != 32) return false;
-  int_rows32_argmax(d, j);
+  int_rows32(d, j);
   return true;
 #endif
 }
 
 }  // namespace
 
-bool Rows32MaxForwardU8(const Rows32Job& j) { return int_rows32<uint8_t>(j); }
-bool Rows32MaxForwardI8(const Rows32Job& j) { return int_rows32<int8_t>(j); }
+bool Rows32MaxForwardU8(const Rows32Job& j) { return rows32<uint8_t>(j); }
+bool Rows32MaxForwardI8(const Rows32Job& j) { return rows32<int8_t>(j); }
 
 bool K3S2MaxForwardU8(const K3S2ForwardJob& j) { return int_k3s2<uint8_t>(j); }
 bool K3S2MaxForwardI8(const K3S2ForwardJob& j) { return int_k3s2<int8_t>(j); }
