@@ -243,8 +243,8 @@ bool k3s2_forward(const Forward& f, DType dt) {
   });
 }
 
-// 2x2 stride-2 max, with the one-byte argmax or none, over channels-first 8-bit planes 32 cells wide, packed back to back
-// (an even number of rows each): all planes' rows are one sequence (kernels_int.hpp, Rows32Job), two output rows
+// 2x2 stride-2 max, with the one-byte argmax or none, over channels-first 8-bit planes 32 cells wide, packed
+// back to back (an even number of rows each): all planes' rows are one sequence (kernels_int.hpp, Rows32Job), two output rows
 // to a vector rather than one row of 16 lanes at a time.
 bool rows32_forward(const Forward& f, DType dt) {
   const Axis &A = f.tab.t.axis, &B = f.tab.h.axis, &W = f.tab.w.axis;
@@ -252,9 +252,9 @@ bool rows32_forward(const Forward& f, DType dt) {
     return a.kind == AxisKind::Regular && a.kernel == 2 && a.stride == 2 && a.dilation == 1 && a.pad_lo == 0 &&
            a.in == 2 * a.out;
   };
-  if (!f.is_max || (f.form != IndexForm::U8 && f.form != IndexForm::None) || (dt != DType::u8 && dt != DType::i8) || A.in != 1 || A.out != 1 ||
-      A.kernel != 1 || !pairs(B) || !pairs(W) || W.in != 32 || f.x.s[4] != 1 || f.x.s[3] != 32 || f.y.s[4] != 1 ||
-      f.y.s[3] != 16 || plane_step(f.x, f.N, f.C) != B.in * 32 || plane_step(f.y, f.N, f.C) != B.out * 16)
+  if (!f.is_max || (f.form != IndexForm::U8 && f.form != IndexForm::None) || (dt != DType::u8 && dt != DType::i8) ||
+      A.in != 1 || A.out != 1 || A.kernel != 1 || !pairs(B) || !pairs(W) || W.in != 32 || f.x.s[4] != 1 ||
+      f.x.s[3] != 32 || f.y.s[4] != 1 || f.y.s[3] != 16 || plane_step(f.x, f.N, f.C) != B.in * 32 || plane_step(f.y, f.N, f.C) != B.out * 16)
     return false;
   const int64_t rows = f.N * f.C * B.out, chunk = 1024;  // (an even number of rows a task: aligned stores stay so)
   return parallel_for((rows + chunk - 1) / chunk, f.work, [&](int64_t i) {

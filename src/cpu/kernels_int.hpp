@@ -20,8 +20,8 @@ bool k3s2_max_forward_int(DType t, const K3S2ForwardJob& job);
 
 // 2x2 stride-2 max over channels-first planes of 8-bit types 32 cells wide, with the one-byte argmax or none
 // (am null), the planes' rows back to back (an even number a plane): output row r's two input rows are
-// x[64 r, 64 r + 64), its 16 outputs y[16 r, 16 r + 16) and their codes am[...] the same. Streaming stores where `stream` (and aligned). False
-// on targets without 32-byte vectors.
+// x[64 r, 64 r + 64), its 16 outputs y[16 r, 16 r + 16) and their codes am[16 r, 16 r + 16). Streaming stores
+// where `stream` (and aligned). False on targets without 32-byte vectors.
 struct Rows32Job {
   const void* x = nullptr;
   void* y = nullptr;

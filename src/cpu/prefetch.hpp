@@ -17,7 +17,9 @@ inline void prefetch(const void* p) {
 // past the plane, row r - height of the next one (x_next; nothing where that is null or r is past it too).
 template <class T>
 void prefetch_plane_row(const T* x, const void* x_next, int64_t r, int64_t height, int64_t row, int64_t width) {
-  const T* p = r < height ? x + r * row : x_next && r - height < height ? static_cast<const T*>(x_next) + (r - height) * row : nullptr;
+  const T* p = r < height                       ? x + r * row
+               : x_next && r - height < height ? static_cast<const T*>(x_next) + (r - height) * row
+                                               : nullptr;
   if (!p) return;
   for (int64_t c = 0; c < width * int64_t(sizeof(T)); c += 64) prefetch(reinterpret_cast<const char*>(p) + c);
 }
