@@ -1,7 +1,8 @@
 // The integer max forward kernels (kernels_int.hpp). The argmax is followed in lanes of the values' width: its
 // code itself where the form is no wider (and not flat), else the tap's number, turned into its code on store
 // (int64 flat indices by vectors, other forms lane by lane). One template for the five types; 8-bit lanes fill
-// a 64-byte vector with 64 outputs. Channels-first 3x3 stride-2 planes have their own kernel (int_k3s2).
+// a 64-byte vector with 64 outputs. Channels-first 3x3 stride-2 planes have their own kernel (int_k3s2), and so
+// do 8-bit planes 32 cells wide pooled 2x2 by 2 (int_rows32).
 #include "src/cpu/kernels_int.hpp"
 
 #undef HWY_TARGET_INCLUDE
@@ -240,7 +241,7 @@ void int_k3s2_plane(DV dv, D d, const K3S2ForwardJob& j) {
   T* bw = b + j.pad_w;
   for (int64_t oh = 0; oh < j.out_h; ++oh) {
     const int64_t top = 2 * oh - j.pad_h, r0 = std::max<int64_t>(0, top), r1 = std::min(H, top + 3);
-    for (int64_t r = top + 9; r < top + 11; ++r) prefetch_plane_row(x, j.x_next, r, H, j.x_row, W);  // (4 output rows ahead)
+    for (int64_t r = top + 9; r < top + 11; ++r) prefetch_plane_row(x, j.x_next, r, H, j.x_row, W);  // (4 rows on)
     for (int64_t w = 0;; w = std::min(w + NV, W - NV)) {
       auto m = hn::LoadU(dv, x + r0 * j.x_row + w);
       for (int64_t r = r0 + 1; r < r1; ++r) m = hn::Max(m, hn::LoadU(dv, x + r * j.x_row + w));
@@ -276,11 +277,11 @@ HWY_INLINE hn::Vec<D> split_pairs(D d, hn::Vec<D> hi, hn::Vec<D> lo) {
       return kOdd ? hn::ShiftRight<8>(hn::BitCast(dw, v)) : hn::And(hn::BitCast(dw, v), hn::Set(dw, 0xFF));
     };
     const auto a = part(lo), b = part(hi);
-    const hn::RebindToUnsigned<D> du;
+    using VU = hn::Vec<hn::RebindToUnsigned<D>>;
 #if HWY_TARGET == HWY_AVX3
-    if constexpr (hn::MaxLanes(D()) == 64) return hn::BitCast(d, hn::Vec<decltype(du)>{_mm512_packus_epi16(a.raw, b.raw)});
+    if constexpr (hn::MaxLanes(D()) == 64) return hn::BitCast(d, VU{_mm512_packus_epi16(a.raw, b.raw)});
 #endif
-    if constexpr (hn::MaxLanes(D()) == 32) return hn::BitCast(d, hn::Vec<decltype(du)>{_mm256_packus_epi16(a.raw, b.raw)});
+    if constexpr (hn::MaxLanes(D()) == 32) return hn::BitCast(d, VU{_mm256_packus_epi16(a.raw, b.raw)});
   }
 #endif
   return kOdd ? hn::ConcatOdd(d, hi, lo) : hn::ConcatEven(d, hi, lo);
@@ -306,7 +307,7 @@ HWY_INLINE hn::Vec<D> in_order(D d, hn::Vec<D> v) {
 // Flat int64 indices of a row of one-byte 3x3 codes (code c: tap row c / 3, column c % 3): the input cell's
 // index in its plane, (top + c / 3) W + 2 ow - pad_w + c % 3, by vectors of 16 int32 lanes (the plane's cells
 // fit: see simd_forward) and a table of the nine codes' offsets in one register; streaming stores where `stream`
-// (the row's lines whole: 8-lane stores from an aligned start). False on targets of fewer lanes.
+// (the row's lines whole: 8-lane stores from an aligned start). fits(): false on targets of fewer lanes.
 class FlatRow {
   using D32 = hn::CappedTag<int32_t, 16>;
 
@@ -324,7 +325,8 @@ class FlatRow {
     const auto table = hn::Load(d32, off_), step = hn::Mul(hn::Iota(d32, 0), hn::Set(d32, 2));
     int64_t o = 0;
     for (; o + L / 2 <= n; o += L) {  // (a last half: 16 codes read, 8 stored; code has room for them)
-      const auto tab = hn::TableLookupLanes(table, hn::IndicesFromVec(d32, hn::PromoteTo(d32, hn::LoadU(d8, code + o))));
+      const auto codes = hn::PromoteTo(d32, hn::LoadU(d8, code + o));
+      const auto tab = hn::TableLookupLanes(table, hn::IndicesFromVec(d32, codes));
       const auto v = hn::Add(tab, hn::Add(step, hn::Set(d32, int32_t(first + 2 * o))));
       put(d64, hn::PromoteTo(d64, hn::LowerHalf(dh, v)), out + o, stream);
       if (o + L > n) {
@@ -358,11 +360,15 @@ void int_k3s2_plane_argmax(D d, const K3S2ForwardJob& j) {
   T* kept_code = kept_max + OW + N;
   std::fill(row[0], row[0] + 3 * span, std::numeric_limits<T>::lowest());
   const FlatRow flat(W);
-  const bool stream = j.flat && j.stream && reinterpret_cast<uintptr_t>(j.flat) % 64 == 0 && OW % 8 == 0 && j.y_row % 8 == 0;
-  int64_t kept = std::numeric_limits<int64_t>::min();  // the input row whose maxima are kept (none: not -1, a top row)
+  const bool stream =
+      j.flat && j.stream && reinterpret_cast<uintptr_t>(j.flat) % 64 == 0 && OW % 8 == 0 && j.y_row % 8 == 0;
+  int64_t kept = std::numeric_limits<int64_t>::min();  // the input row whose maxima are kept (none: -1 is a top)
   const auto first_lane = hn::FirstN(d, pw == 1 ? 1 : 0);
   hn::Vec<D> k[9];  // the codes
   for (int c = 0; c < 9; ++c) k[c] = hn::Set(d, T(c));
+  auto kept_row = [&](int64_t v, hn::Vec<D>& m, hn::Vec<D>& c) {  // (kept with the bottom row's codes 6-8)
+    m = hn::LoadU(d, kept_max + v * N), c = hn::Sub(hn::LoadU(d, kept_code + v * N), k[6]);
+  };
   // the three taps of input row jh of the windows from p on (cells 2o, 2o + 1, 2o + 2 of the padded row): their
   // maximum m and code c, the first maximum winning
   auto three = [&](const T* p, int jh, bool first_out, hn::Vec<D>& m, hn::Vec<D>& c) {
@@ -378,7 +384,7 @@ void int_k3s2_plane_argmax(D d, const K3S2ForwardJob& j) {
   };
   for (int64_t oh = 0; oh < j.out_h; ++oh) {
     const int64_t top = 2 * oh - j.pad_h;
-    for (int64_t r = top + 9; r < top + 11; ++r) prefetch_plane_row(x, j.x_next, r, H, j.x_row, W);  // (4 output rows ahead)
+    for (int64_t r = top + 9; r < top + 11; ++r) prefetch_plane_row(x, j.x_next, r, H, j.x_row, W);  // (4 rows on)
     const bool reuse = kept == top;
     for (int jh = reuse ? 1 : 0; jh < 3; ++jh) {
       const int64_t r = top + jh;
@@ -395,7 +401,7 @@ void int_k3s2_plane_argmax(D d, const K3S2ForwardJob& j) {
     for (int64_t o = 0, v = 0;; o = std::min(o + N, OW - N), ++v) {
       hn::Vec<D> best, code;
       if (inner) {
-        best = hn::LoadU(d, kept_max + v * N), code = hn::Sub(hn::LoadU(d, kept_code + v * N), k[6]);
+        kept_row(v, best, code);
         hn::Vec<D> m1, c1, m2, c2;
         three(row[1] + 2 * o, 1, o == 0, m1, c1);
         three(row[2] + 2 * o, 2, o == 0, m2, c2);
@@ -409,8 +415,8 @@ void int_k3s2_plane_argmax(D d, const K3S2ForwardJob& j) {
         for (int jh = 0; jh < 3; ++jh) {
           if (top + jh < 0 || top + jh >= H) continue;
           hn::Vec<D> m, c;
-          if (jh == 0 && reuse) {  // (kept with the bottom row's codes 6-8)
-            m = hn::LoadU(d, kept_max + v * N), c = hn::Sub(hn::LoadU(d, kept_code + v * N), k[6]);
+          if (jh == 0 && reuse) {
+            kept_row(v, m, c);
           } else {
             three(row[jh] + 2 * o, jh, o == 0, m, c);
             if (jh == 2 && keep) hn::StoreU(m, d, kept_max + v * N), hn::StoreU(c, d, kept_code + v * N);
@@ -442,7 +448,8 @@ void int_rows32(D d, const Rows32Job& j) {
   const hn::RebindToUnsigned<D> du;
   const T* x = static_cast<const T*>(j.x);
   T* y = static_cast<T*>(j.y);
-  const bool stream = j.stream && reinterpret_cast<uintptr_t>(y) % 32 == 0 && reinterpret_cast<uintptr_t>(j.am) % 32 == 0;
+  const bool stream =
+      j.stream && reinterpret_cast<uintptr_t>(y) % 32 == 0 && reinterpret_cast<uintptr_t>(j.am) % 32 == 0;
   int64_t r = 0;
   for (; r + 2 <= j.rows; r += 2) {
     const T* p = x + 64 * r;  // rows r and r + 1: top, bottom, top, bottom input rows
