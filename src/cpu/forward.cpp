@@ -212,11 +212,13 @@ bool blocked_forward(const Forward& f) {
 }
 
 // Max of 3x3 windows of stride 2 (padding 0 or 1) in channels-first 2-D planes, without an index or with the
-// one-byte one: kernels_k3s2_forward.cpp (integers: kernels_int.cpp), a plane per task. False
-// where it does not apply or the target has no vector pair loads.
+// one-byte one (8-bit integers: int64 flat indices too): kernels_k3s2_forward.cpp (integers: kernels_int.cpp), a
+// plane per task. False where it does not apply or the target has no vector pair loads.
 bool k3s2_forward(const Forward& f, DType dt) {
   const Axis &A = f.tab.t.axis, &B = f.tab.h.axis, &W = f.tab.w.axis;
-  const bool index_ok = f.form == IndexForm::None || (f.form == IndexForm::U8 && (!is_integer(dt) || f.x.esize == 1));
+  const bool byte_int = is_integer(dt) && f.x.esize == 1;  // (int64 flat indices too: from the one-byte codes)
+  const bool index_ok = f.form == IndexForm::None || (f.form == IndexForm::U8 && (!is_integer(dt) || byte_int)) ||
+                        (f.form == IndexForm::I64 && byte_int);
   if (!f.is_max || !index_ok || A.in != 1 || A.out != 1 || A.kernel != 1 || !k3s2_axis(B) || !k3s2_axis(W) ||
       f.x.s[4] != 1 || f.y.s[4] != 1 || W.out < 16 || W.in < 32)
     return false;  // (narrower rows: the general kernel's blocks of planes do better than an output at a time)
@@ -231,7 +233,8 @@ bool k3s2_forward(const Forward& f, DType dt) {
     K3S2ForwardJob j = job;
     j.x = f.x.at<char>(f.x.offset(n, c, 0, 0, 0)), j.y = f.y.at<char>(f.y.offset(n, c, 0, 0, 0));
     if (i + 1 < f.N * f.C) j.x_next = f.x.at<char>(f.x.offset((i + 1) / f.C, (i + 1) % f.C, 0, 0, 0));
-    j.am = f.am.defined() ? f.am.at<uint8_t>(f.am.offset(n, c, 0, 0, 0)) : nullptr;
+    if (f.form == IndexForm::I64) j.flat = f.am.at<int64_t>(f.am.offset(n, c, 0, 0, 0)), j.stream = f.stream;
+    else j.am = f.am.defined() ? f.am.at<uint8_t>(f.am.offset(n, c, 0, 0, 0)) : nullptr;
     j.row_max = row_max.data(), j.row_code = row_code.data();
     switch (dt) {
       case DType::f32: return k3s2_max_forward_f32(j);
@@ -240,6 +243,30 @@ bool k3s2_forward(const Forward& f, DType dt) {
       case DType::f16: return k3s2_max_forward_f16(j);
       default: return k3s2_max_forward_int(dt, j);
     }
+  });
+}
+
+// 2x2 stride-2 max, with the one-byte argmax or none, over channels-first 8-bit planes 32 cells wide, packed
+// back to back (an even number of rows each): all planes' rows are one sequence (kernels_int.hpp, Rows32Job),
+// two output rows to a vector rather than one row of 16 lanes at a time.
+bool rows32_forward(const Forward& f, DType dt) {
+  const Axis &A = f.tab.t.axis, &B = f.tab.h.axis, &W = f.tab.w.axis;
+  auto pairs = [](const Axis& a) {
+    return a.kind == AxisKind::Regular && a.kernel == 2 && a.stride == 2 && a.dilation == 1 && a.pad_lo == 0 &&
+           a.in == 2 * a.out;
+  };
+  if (!f.is_max || (f.form != IndexForm::U8 && f.form != IndexForm::None) || (dt != DType::u8 && dt != DType::i8) ||
+      A.in != 1 || A.out != 1 || A.kernel != 1 || !pairs(B) || !pairs(W) || W.in != 32 || f.x.s[4] != 1 ||
+      f.x.s[3] != 32 || f.y.s[4] != 1 || f.y.s[3] != 16 || plane_step(f.x, f.N, f.C) != B.in * 32 ||
+      plane_step(f.y, f.N, f.C) != B.out * 16)
+    return false;
+  const int64_t rows = f.N * f.C * B.out, chunk = 1024;  // (an even number of rows a task: aligned stores stay so)
+  return parallel_for((rows + chunk - 1) / chunk, f.work, [&](int64_t i) {
+    Rows32Job j;
+    j.x = f.x.at<char>(i * chunk * 64), j.y = f.y.at<char>(i * chunk * 16);
+    j.am = f.am.defined() ? f.am.at<uint8_t>(i * chunk * 16) : nullptr;
+    j.rows = std::min(chunk, rows - i * chunk), j.stream = f.stream;
+    return rows32_max_forward_int(dt, j);
   });
 }
 
@@ -290,7 +317,7 @@ bool simd_forward(Forward& f, const TensorView& x, const TensorView& y) {
         plane_average_forward(f.x, f.y, x.dtype, f.N, f.C, f.tab.t.axis.in, f.tab.h.axis.in, f.tab.w.axis.in,
                               double(f.divisor(0, 0, 0)), f.work))
       return true;
-    if (k3s2_forward(f, x.dtype)) return true;
+    if (k3s2_forward(f, x.dtype) || rows32_forward(f, x.dtype)) return true;
     if (blocks_pay(f.tab) && blocked_forward(f)) return true;
   } else if (last) {
     if (!f.is_max && one_window(f.tab.t) && one_window(f.tab.h) && one_window(f.tab.w) &&

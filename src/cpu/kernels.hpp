@@ -214,6 +214,8 @@ struct K3S2ForwardJob {
   const void* x_next = nullptr;  // the next plane the caller will give, for prefetching (or null)
   void* y = nullptr;
   uint8_t* am = nullptr;  // null: no argmax
+  int64_t* flat = nullptr;  // int64 flat indices in place of am (integer kernels), or null
+  bool stream = false;      // flat indices may go out by streaming stores (past the cache)
   int64_t x_row = 0, y_row = 0;  // elements between rows (the argmax has y's)
   int64_t height = 0, width = 0, out_h = 0, out_w = 0, pad_h = 0, pad_w = 0;
   void* row_max = nullptr;   // 2 (out_w + 64) values of the compute type (float, or double)

@@ -1,7 +1,8 @@
 // The integer max forward kernels (kernels_int.hpp). The argmax is followed in lanes of the values' width: its
 // code itself where the form is no wider (and not flat), else the tap's number, turned into its code on store
 // (int64 flat indices by vectors, other forms lane by lane). One template for the five types; 8-bit lanes fill
-// a 64-byte vector with 64 outputs. Channels-first 3x3 stride-2 planes have their own kernel (int_k3s2).
+// a 64-byte vector with 64 outputs. Channels-first 3x3 stride-2 planes have their own kernel (int_k3s2), and so
+// do 8-bit planes 32 cells wide pooled 2x2 by 2 (int_rows32).
 #include "src/cpu/kernels_int.hpp"
 
 #undef HWY_TARGET_INCLUDE
@@ -240,11 +241,7 @@ void int_k3s2_plane(DV dv, D d, const K3S2ForwardJob& j) {
   T* bw = b + j.pad_w;
   for (int64_t oh = 0; oh < j.out_h; ++oh) {
     const int64_t top = 2 * oh - j.pad_h, r0 = std::max<int64_t>(0, top), r1 = std::min(H, top + 3);
-    for (int64_t r = top + 9; r < top + 11; ++r) {  // (two rows four output rows ahead, on into the next plane)
-      const T* row = r < H ? x + r * j.x_row : j.x_next ? static_cast<const T*>(j.x_next) + (r - H) * j.x_row : nullptr;
-      if (row && r - H < H)
-        for (int64_t c = 0; c < W * int64_t(sizeof(T)); c += 64) prefetch(reinterpret_cast<const char*>(row) + c);
-    }
+    for (int64_t r = top + 9; r < top + 11; ++r) prefetch_plane_row(x, j.x_next, r, H, j.x_row, W);  // (4 rows on)
     for (int64_t w = 0;; w = std::min(w + NV, W - NV)) {
       auto m = hn::LoadU(dv, x + r0 * j.x_row + w);
       for (int64_t r = r0 + 1; r < r1; ++r) m = hn::Max(m, hn::LoadU(dv, x + r * j.x_row + w));
@@ -263,29 +260,133 @@ void int_k3s2_plane(DV dv, D d, const K3S2ForwardJob& j) {
   }
 }
 
-// The same windows with the one-byte argmax (8-bit types): the reference's first maximum in row-major order is
-// each row's first maximum (its three taps in order), then the rows in order, a row replacing only where greater.
-// Each input row is copied once into a row with the type's lowest value in its padding (three rotating copies:
-// the row two output rows share stays); a padding cell is never taken: lowest is never greater than the real
-// cell beside it, and the left one (tap 0 of output 0) gives way to tap 1 whatever its value.
+// Pair splits of byte lanes as x86's byte packs leave them (AVX2 and AVX3: each 128-bit block holds eight lanes
+// of `lo`, then eight of `hi`): every split of a vector's windows is in the same order, so compares and blends
+// work on them as they are and in_order puts the outputs right once, not every split (ConcatEven is a pack and a
+// permutation there). Other targets and narrower vectors: the splits themselves, in order.
+template <class D>
+constexpr bool kPackOrder = (HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX2) && sizeof(hn::TFromD<D>) == 1 &&
+                            hn::MaxLanes(D()) >= 32;
+
+template <bool kOdd, class D>
+HWY_INLINE hn::Vec<D> split_pairs(D d, hn::Vec<D> hi, hn::Vec<D> lo) {
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX2
+  if constexpr (kPackOrder<D>) {
+    const hn::Repartition<uint16_t, D> dw;
+    auto part = [&](hn::Vec<D> v) {  // the lane in each 16-bit unit's low byte
+      return kOdd ? hn::ShiftRight<8>(hn::BitCast(dw, v)) : hn::And(hn::BitCast(dw, v), hn::Set(dw, 0xFF));
+    };
+    const auto a = part(lo), b = part(hi);
+    using VU = hn::Vec<hn::RebindToUnsigned<D>>;
+#if HWY_TARGET == HWY_AVX3
+    if constexpr (hn::MaxLanes(D()) == 64) return hn::BitCast(d, VU{_mm512_packus_epi16(a.raw, b.raw)});
+#endif
+    if constexpr (hn::MaxLanes(D()) == 32) return hn::BitCast(d, VU{_mm256_packus_epi16(a.raw, b.raw)});
+  }
+#endif
+  return kOdd ? hn::ConcatOdd(d, hi, lo) : hn::ConcatEven(d, hi, lo);
+}
+
+template <class D>
+HWY_INLINE hn::Vec<D> in_order(D d, hn::Vec<D> v) {
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX2
+  if constexpr (kPackOrder<D>) {
+    const hn::Repartition<uint64_t, D> d64;
+    if constexpr (hn::MaxLanes(D()) == 32) {
+      return hn::BitCast(d, hn::Vec<decltype(d64)>{_mm256_permute4x64_epi64(hn::BitCast(d64, v).raw, 0xD8)});
+    } else {
+      alignas(64) static constexpr uint64_t kBlocks[8] = {0, 2, 4, 6, 1, 3, 5, 7};
+      return hn::BitCast(d, hn::TableLookupLanes(hn::BitCast(d64, v), hn::SetTableIndices(d64, kBlocks)));
+    }
+  }
+#endif
+  (void)d;
+  return v;
+}
+
+// Flat int64 indices of a row of one-byte 3x3 codes (code c: tap row c / 3, column c % 3): the input cell's
+// index in its plane, (top + c / 3) W + 2 ow - pad_w + c % 3, by vectors of 16 int32 lanes (the plane's cells
+// fit: see simd_forward) and a table of the nine codes' offsets in one register; streaming stores where `stream`
+// (the row's lines whole: 8-lane stores from an aligned start). fits(): false on targets of fewer lanes.
+class FlatRow {
+  using D32 = hn::CappedTag<int32_t, 16>;
+
+ public:
+  static bool fits() { return hn::Lanes(D32()) == 16; }
+  explicit FlatRow(int64_t width) {
+    for (int c = 0; c < 16; ++c) off_[c] = int32_t(c < 9 ? c / 3 * width + c % 3 : 0);
+  }
+  void store(const uint8_t* code, int64_t n, int64_t first, int64_t* out, bool stream) const {
+    const D32 d32;
+    const hn::Rebind<uint8_t, D32> d8;
+    const hn::Repartition<int64_t, D32> d64;
+    const hn::Half<D32> dh;
+    const int64_t L = int64_t(hn::Lanes(d32));
+    const auto table = hn::Load(d32, off_), step = hn::Mul(hn::Iota(d32, 0), hn::Set(d32, 2));
+    int64_t o = 0;
+    for (; o + L / 2 <= n; o += L) {  // (a last half: 16 codes read, 8 stored; code has room for them)
+      const auto codes = hn::PromoteTo(d32, hn::LoadU(d8, code + o));
+      const auto tab = hn::TableLookupLanes(table, hn::IndicesFromVec(d32, codes));
+      const auto v = hn::Add(tab, hn::Add(step, hn::Set(d32, int32_t(first + 2 * o))));
+      put(d64, hn::PromoteTo(d64, hn::LowerHalf(dh, v)), out + o, stream);
+      if (o + L > n) {
+        o += L / 2;
+        break;
+      }
+      put(d64, hn::PromoteTo(d64, hn::UpperHalf(dh, v)), out + o + L / 2, stream);
+    }
+    for (; o < n; ++o) out[o] = first + 2 * o + off_[code[o]];
+  }
+
+ private:
+  HWY_ALIGN int32_t off_[16];
+};
+
+// The same windows with the one-byte argmax (8-bit types), or int64 flat indices made from it (j.flat): the
+// reference's first maximum in row-major order is each row's first maximum (its three taps in order), then the
+// rows in order, a row replacing only where greater. Each input row is copied into a row with the type's lowest
+// value in its padding; a padding cell is never taken: lowest is never greater than the real cell beside it, and
+// the left one (tap 0 of output 0) gives way to tap 1 whatever its value. The bottom row's three-tap maxima and
+// codes are kept (vector by vector) for the next output row, which starts on that input row.
 template <class D>
 void int_k3s2_plane_argmax(D d, const K3S2ForwardJob& j) {
   using T = hn::TFromD<D>;
+  const hn::RebindToUnsigned<D> du;
   const int64_t N = int64_t(hn::Lanes(d)), H = j.height, W = j.width, OW = j.out_w, pw = j.pad_w;
-  const int64_t span = pw + W + 2 * N + 2;  // one padded row; room for three: see the header
+  const int64_t span = pw + W + 2 * N + 2;  // one padded row; room for three and the kept row: see the header
   const T* x = static_cast<const T*>(j.x);
   T* row[3] = {static_cast<T*>(j.row_max), static_cast<T*>(j.row_max) + span, static_cast<T*>(j.row_max) + 2 * span};
+  T* kept_max = row[2] + span;  // vector v's lanes at v N
+  T* kept_code = kept_max + OW + N;
   std::fill(row[0], row[0] + 3 * span, std::numeric_limits<T>::lowest());
-  int64_t held = -1;  // the input row in row[0] (the previous output row's last)
+  const FlatRow flat(W);
+  const bool stream =
+      j.flat && j.stream && reinterpret_cast<uintptr_t>(j.flat) % 64 == 0 && OW % 8 == 0 && j.y_row % 8 == 0;
+  int64_t kept = std::numeric_limits<int64_t>::min();  // the input row whose maxima are kept (none: -1 is a top)
   const auto first_lane = hn::FirstN(d, pw == 1 ? 1 : 0);
+  hn::Vec<D> k[9];  // the codes
+  for (int c = 0; c < 9; ++c) k[c] = hn::Set(d, T(c));
+  auto kept_row = [&](int64_t v, hn::Vec<D>& m, hn::Vec<D>& c) {  // (kept with the bottom row's codes 6-8)
+    m = hn::LoadU(d, kept_max + v * N), c = hn::Sub(hn::LoadU(d, kept_code + v * N), k[6]);
+  };
+  // the three taps of input row jh of the windows from p on (cells 2o, 2o + 1, 2o + 2 of the padded row): their
+  // maximum m and code c, the first maximum winning
+  auto three = [&](const T* p, int jh, bool first_out, hn::Vec<D>& m, hn::Vec<D>& c) {
+    const auto lo = hn::LoadU(d, p), hi = hn::LoadU(d, p + N);
+    m = split_pairs<false>(d, hi, lo);
+    const auto t1 = split_pairs<true>(d, hi, lo);
+    auto take = hn::Gt(t1, m);
+    if (first_out) take = hn::Or(take, first_lane);
+    m = hn::IfThenElse(take, t1, m), c = hn::IfThenElse(take, k[3 * jh + 1], k[3 * jh]);
+    const auto t2 = split_pairs<false>(d, hn::LoadU(d, p + 2 + N), hn::LoadU(d, p + 2));
+    take = hn::Gt(t2, m);
+    m = hn::Max(m, t2), c = hn::IfThenElse(take, k[3 * jh + 2], c);
+  };
   for (int64_t oh = 0; oh < j.out_h; ++oh) {
     const int64_t top = 2 * oh - j.pad_h;
-    for (int64_t r = top + 9; r < top + 11; ++r) {  // (two rows four output rows ahead, on into the next plane)
-      const T* ahead = r < H ? x + r * j.x_row : j.x_next ? static_cast<const T*>(j.x_next) + (r - H) * j.x_row : nullptr;
-      if (ahead && r - H < H)
-        for (int64_t c = 0; c < W; c += 64) prefetch(reinterpret_cast<const char*>(ahead) + c);
-    }
-    for (int jh = held == top ? 1 : 0; jh < 3; ++jh) {  // (row[0] may hold the top row already)
+    for (int64_t r = top + 9; r < top + 11; ++r) prefetch_plane_row(x, j.x_next, r, H, j.x_row, W);  // (4 rows on)
+    const bool reuse = kept == top;
+    for (int jh = reuse ? 1 : 0; jh < 3; ++jh) {
       const int64_t r = top + jh;
       if (r < 0 || r >= H) continue;
       for (int64_t w = 0;; w = std::min(w + N, W - N)) {
@@ -293,38 +394,95 @@ void int_k3s2_plane_argmax(D d, const K3S2ForwardJob& j) {
         if (w == W - N) break;
       }
     }
+    const bool keep = top + 2 < H;
     T* y = static_cast<T*>(j.y) + oh * j.y_row;
-    uint8_t* am = j.am + oh * j.y_row;
-    for (int64_t o = 0;; o = std::min(o + N, OW - N)) {
-      hn::Vec<D> best;
-      hn::Vec<D> code;
-      bool first = true;
-      for (int jh = 0; jh < 3; ++jh) {
-        if (top + jh < 0 || top + jh >= H) continue;
-        const T* p = row[jh] + 2 * o;  // window o: cells 2o, 2o + 1, 2o + 2 of the padded row
-        const auto lo = hn::LoadU(d, p), hi = hn::LoadU(d, p + N);
-        auto m = hn::ConcatEven(d, hi, lo);
-        auto c = hn::Set(d, T(3 * jh));
-        const auto t1 = hn::ConcatOdd(d, hi, lo);
-        auto take = hn::Or(hn::Gt(t1, m), o == 0 ? first_lane : hn::FirstN(d, 0));
-        m = hn::IfThenElse(take, t1, m), c = hn::IfThenElse(take, hn::Set(d, T(3 * jh + 1)), c);
-        const auto t2 = hn::ConcatEven(d, hn::LoadU(d, p + 2 + N), hn::LoadU(d, p + 2));
-        take = hn::Gt(t2, m);
-        m = hn::IfThenElse(take, t2, m), c = hn::IfThenElse(take, hn::Set(d, T(3 * jh + 2)), c);
-        if (first) {
-          best = m, code = c, first = false;
-        } else {
-          take = hn::Gt(m, best);
-          best = hn::IfThenElse(take, m, best), code = hn::IfThenElse(take, c, code);
+    uint8_t* am = j.flat ? static_cast<uint8_t*>(j.row_code) : j.am + oh * j.y_row;
+    const bool inner = reuse && top + 2 < H;  // (rows 0-2 all in the plane, row 0's maxima kept)
+    for (int64_t o = 0, v = 0;; o = std::min(o + N, OW - N), ++v) {
+      hn::Vec<D> best, code;
+      if (inner) {
+        kept_row(v, best, code);
+        hn::Vec<D> m1, c1, m2, c2;
+        three(row[1] + 2 * o, 1, o == 0, m1, c1);
+        three(row[2] + 2 * o, 2, o == 0, m2, c2);
+        if (keep) hn::StoreU(m2, d, kept_max + v * N), hn::StoreU(c2, d, kept_code + v * N);
+        auto take = hn::Gt(m1, best);
+        best = hn::Max(best, m1), code = hn::IfThenElse(take, c1, code);
+        take = hn::Gt(m2, best);
+        best = hn::Max(best, m2), code = hn::IfThenElse(take, c2, code);
+      } else {
+        bool first = true;
+        for (int jh = 0; jh < 3; ++jh) {
+          if (top + jh < 0 || top + jh >= H) continue;
+          hn::Vec<D> m, c;
+          if (jh == 0 && reuse) {
+            kept_row(v, m, c);
+          } else {
+            three(row[jh] + 2 * o, jh, o == 0, m, c);
+            if (jh == 2 && keep) hn::StoreU(m, d, kept_max + v * N), hn::StoreU(c, d, kept_code + v * N);
+          }
+          if (first) {
+            best = m, code = c, first = false;
+          } else {
+            const auto take = hn::Gt(m, best);
+            best = hn::Max(best, m), code = hn::IfThenElse(take, c, code);
+          }
         }
       }
-      hn::StoreU(best, d, y + o);
-      hn::StoreU(hn::BitCast(hn::RebindToUnsigned<D>(), code), hn::RebindToUnsigned<D>(), am + o);
+      hn::StoreU(in_order(d, best), d, y + o);
+      hn::StoreU(hn::BitCast(du, in_order(d, code)), du, am + o);
       if (o == OW - N) break;
     }
-    std::swap(row[0], row[2]);  // (the bottom row: the next output row's top)
-    held = top + 2;
+    if (j.flat) flat.store(am, OW, top * W - pw, j.flat + oh * j.y_row, stream);
+    kept = keep ? top + 2 : std::numeric_limits<int64_t>::min();
   }
+  if (stream) hwy::FlushStream();
+}
+
+// 2x2 stride-2 windows over rows of 32 8-bit cells, with the one-byte argmax or none (Rows32Job): two output
+// rows per vector of 32 lanes, from the two rows' top input rows (one split: taps 0 and 1) and bottom ones (taps 2
+// and 3); each tap replaces the maximum only where greater, in window order, so the first maximum wins.
+template <class D>
+void int_rows32(D d, const Rows32Job& j) {
+  using T = hn::TFromD<D>;
+  const hn::RebindToUnsigned<D> du;
+  const T* x = static_cast<const T*>(j.x);
+  T* y = static_cast<T*>(j.y);
+  const bool stream =
+      j.stream && reinterpret_cast<uintptr_t>(y) % 32 == 0 && reinterpret_cast<uintptr_t>(j.am) % 32 == 0;
+  int64_t r = 0;
+  for (; r + 2 <= j.rows; r += 2) {
+    const T* p = x + 64 * r;  // rows r and r + 1: top, bottom, top, bottom input rows
+    const auto top0 = hn::LoadU(d, p), bottom0 = hn::LoadU(d, p + 32), top1 = hn::LoadU(d, p + 64),
+               bottom1 = hn::LoadU(d, p + 96);
+    auto m = split_pairs<false>(d, top1, top0);
+    const auto t1 = split_pairs<true>(d, top1, top0), t2 = split_pairs<false>(d, bottom1, bottom0),
+               t3 = split_pairs<true>(d, bottom1, bottom0);
+    if (!j.am) {
+      put(d, in_order(d, hn::Max(hn::Max(m, t1), hn::Max(t2, t3))), y + 16 * r, stream);
+      continue;
+    }
+    auto take = hn::Gt(t1, m);
+    auto code = hn::IfThenElse(take, hn::Set(d, T(1)), hn::Zero(d));
+    m = hn::Max(m, t1);
+    take = hn::Gt(t2, m);
+    code = hn::IfThenElse(take, hn::Set(d, T(2)), code), m = hn::Max(m, t2);
+    take = hn::Gt(t3, m);
+    code = hn::IfThenElse(take, hn::Set(d, T(3)), code), m = hn::Max(m, t3);
+    put(d, in_order(d, m), y + 16 * r, stream);
+    put(du, hn::BitCast(du, in_order(d, code)), j.am + 16 * r, stream);
+  }
+  for (; r < j.rows; ++r)  // (an odd row at the end)
+    for (int64_t o = 0; o < 16; ++o) {
+      const T* p = x + 64 * r + 2 * o;
+      const T v[4] = {p[0], p[1], p[32], p[33]};
+      int best = 0;
+      for (int t = 1; t < 4; ++t)
+        if (v[t] > v[best]) best = t;
+      y[16 * r + o] = v[best];
+      if (j.am) j.am[16 * r + o] = uint8_t(best);
+    }
+  if (stream) hwy::FlushStream();
 }
 
 #endif
@@ -339,9 +497,11 @@ bool int_k3s2(const K3S2ForwardJob& j) {
   const hn::CappedTag<T, 32 / sizeof(T)> d32;
   const hn::CappedTag<T, 16 / sizeof(T)> d16;
   const int64_t full = int64_t(hn::Lanes(d)), half = int64_t(hn::Lanes(d32)), quarter = int64_t(hn::Lanes(d16));
-  if ((j.am && sizeof(T) != 1) || j.out_w < quarter || j.width < 2 * quarter) return false;
+  const bool argmax = j.am || j.flat;
+  if ((argmax && (sizeof(T) != 1 || (j.flat && !FlatRow::fits()))) || j.out_w < quarter || j.width < 2 * quarter)
+    return false;
   if constexpr (sizeof(T) == 1) {
-    if (j.am) {
+    if (argmax) {
       if (j.out_w >= full) int_k3s2_plane_argmax(d, j);
       else if (j.out_w >= half) int_k3s2_plane_argmax(d32, j);
       else int_k3s2_plane_argmax(d16, j);
@@ -360,7 +520,23 @@ bool int_k3s2(const K3S2ForwardJob& j) {
 #endif
 }
 
+template <class T>
+bool rows32(const Rows32Job& j) {
+#if HWY_TARGET == HWY_SCALAR
+  (void)j;
+  return false;
+#else
+  const hn::CappedTag<T, 32> d;
+  if (hn::Lanes(d) != 32) return false;
+  int_rows32(d, j);
+  return true;
+#endif
+}
+
 }  // namespace
+
+bool Rows32MaxForwardU8(const Rows32Job& j) { return rows32<uint8_t>(j); }
+bool Rows32MaxForwardI8(const Rows32Job& j) { return rows32<int8_t>(j); }
 
 bool K3S2MaxForwardU8(const K3S2ForwardJob& j) { return int_k3s2<uint8_t>(j); }
 bool K3S2MaxForwardI8(const K3S2ForwardJob& j) { return int_k3s2<int8_t>(j); }
@@ -389,6 +565,11 @@ HWY_EXPORT(K3S2MaxForwardI8);
 HWY_EXPORT(K3S2MaxForwardI16);
 HWY_EXPORT(K3S2MaxForwardI32);
 HWY_EXPORT(K3S2MaxForwardI64);
+HWY_EXPORT(Rows32MaxForwardU8);
+HWY_EXPORT(Rows32MaxForwardI8);
+bool rows32_max_forward_int(DType t, const Rows32Job& j) {
+  return t == DType::u8 ? HWY_DYNAMIC_DISPATCH(Rows32MaxForwardU8)(j) : HWY_DYNAMIC_DISPATCH(Rows32MaxForwardI8)(j);
+}
 bool k3s2_max_forward_int(DType t, const K3S2ForwardJob& j) {
   switch (t) {
     case DType::u8: return HWY_DYNAMIC_DISPATCH(K3S2MaxForwardU8)(j);

@@ -12,10 +12,24 @@ void max_forward_i16(const ForwardJob& job);
 void max_forward_i32(const ForwardJob& job);
 void max_forward_i64(const ForwardJob& job);
 
-// 3x3 stride-2 max of a channels-first plane without an argmax, or with the one-byte one for 8-bit types
-// (K3S2ForwardJob; row_max gives room for width + 2 vectors + 3 values of the type, three times that for the
-// argmax of bytes: its 2 (out_w + 64) 8-byte words do, as 2 out_w >= width - 3). False where it does not apply
-// (another argmax, or no vectors on this target).
+// 3x3 stride-2 max of a channels-first plane without an argmax, or with the one-byte one or int64 flat indices
+// (j.flat) for 8-bit types (K3S2ForwardJob; row_max gives room for width + 2 vectors + 3 values of the type, for
+// the argmax of bytes three times that and 2 (out_w + 64) more for the kept row: its 2 (out_w + 64) 8-byte words
+// do, as 2 out_w >= width - 3; flat indices take a row of codes, out_w + 64 bytes, in row_code). False where it
+// does not apply (another argmax, or no vectors on this target; flat indices: fewer than 16 int32 lanes).
 bool k3s2_max_forward_int(DType t, const K3S2ForwardJob& job);
+
+// 2x2 stride-2 max over channels-first planes of 8-bit types 32 cells wide, with the one-byte argmax or none
+// (am null), the planes' rows back to back (an even number a plane): output row r's two input rows are
+// x[64 r, 64 r + 64), its 16 outputs y[16 r, 16 r + 16) and their codes am[16 r, 16 r + 16). Streaming stores
+// where `stream` (and aligned). False on targets without 32-byte vectors.
+struct Rows32Job {
+  const void* x = nullptr;
+  void* y = nullptr;
+  uint8_t* am = nullptr;  // null: no argmax
+  int64_t rows = 0;
+  bool stream = false;
+};
+bool rows32_max_forward_int(DType t, const Rows32Job& j);  // t: u8 or i8
 
 }  // namespace poolkit::cpu

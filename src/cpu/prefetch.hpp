@@ -1,4 +1,5 @@
 #pragma once
+#include <cstdint>
 // A request to bring the cache line at p towards the core. Inline assembly on x86: GCC 12 deletes
 // __builtin_prefetch from loops that do nothing else (it counts no side effect), and those loops are the point.
 
@@ -20,6 +21,17 @@ inline void prefetch_far(const void* p) {
 #else
   __builtin_prefetch(p, 0, 1);
 #endif
+}
+
+// Asks for input row r of a plane of `height` rows (`row` elements of T apart, `width` of them read), or, for r
+// past the plane, row r - height of the next one (x_next; nothing where that is null or r is past it too).
+template <class T>
+void prefetch_plane_row(const T* x, const void* x_next, int64_t r, int64_t height, int64_t row, int64_t width) {
+  const T* p = r < height                       ? x + r * row
+               : x_next && r - height < height ? static_cast<const T*>(x_next) + (r - height) * row
+                                               : nullptr;
+  if (!p) return;
+  for (int64_t c = 0; c < width * int64_t(sizeof(T)); c += 64) prefetch(reinterpret_cast<const char*>(p) + c);
 }
 
 }  // namespace poolkit::cpu

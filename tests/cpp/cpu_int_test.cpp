@@ -131,12 +131,30 @@ TEST_F(CpuInt, ThreeByThreeStrideTwoPlanesMatchReference) {
         }
 }
 
+TEST_F(CpuInt, TwoByTwoStrideTwoRowsOf32MatchReference) {
+  // (channels-first planes 32 wide packed back to back: two output rows to a vector, an odd row at the end alone)
+  struct P { int64_t n, c, h; };
+  for (const P& p : {P{1, 1, 2}, P{1, 1, 34}, P{2, 3, 6}, P{3, 5, 4}, P{2, 2, 7}})
+    for (bool slice : {false, true}) {
+      SCOPED_TRACE("N " + std::to_string(p.n) + " C " + std::to_string(p.c) + " H " + std::to_string(p.h) +
+                   (slice ? " sliced" : ""));
+      expect_match(torch_geometry({p.h, 32}, {2, 2}, {2, 2}, {0, 0}, {1, 1}, false), p.n, p.c, Layout::ChannelsFirst,
+                   slice, rng);
+    }
+  const int64_t saved = cpu::stream_threshold_bytes.load();
+  cpu::stream_threshold_bytes = 0;  // streaming stores
+  expect_match(torch_geometry({8, 32}, {2, 2}, {2, 2}, {0, 0}, {1, 1}, false), 4, 5, Layout::ChannelsFirst, false, rng);
+  cpu::stream_threshold_bytes = saved;
+}
+
 TEST_F(CpuInt, StreamingStoresMatchReference) {
   const int64_t saved = cpu::stream_threshold_bytes.load();
   cpu::stream_threshold_bytes = 0;  // every output past the cache: whole aligned rows stream
   for (Layout lay : {Layout::ChannelsFirst, Layout::ChannelsLast}) {
     expect_match(torch_geometry({4, 256}, {2, 2}, {2, 2}, {0, 0}, {1, 1}, false), 1, 64, lay, false, rng);
     expect_match(torch_geometry({5, 258}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, false), 1, 64, lay, false, rng);
+    // (rows of 128 outputs: the 3x3 kernel's int64 indices stream whole lines)
+    expect_match(torch_geometry({5, 256}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, false), 1, 4, lay, false, rng);
   }
   cpu::stream_threshold_bytes = saved;
 }
