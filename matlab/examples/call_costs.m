@@ -5,15 +5,7 @@
 % the output is held), against 4 KiB faults where the huge-page advice took no effect; and the same call into
 % fresh arrays vs the kernel alone (pkmex called directly, skipping the wrapper).
 here = fileparts(mfilename('fullpath'));
-addpath(fullfile(here, '..'));
-function t = median_ms(f, reps)
-  f();
-  t = zeros(1, reps);
-  for r = 1:reps
-    t0 = tic; f(); t(r) = toc(t0);
-  end
-  t = median(t) * 1000;
-end
+addpath(fullfile(here, '..'), here);  % poolkit, and median_ms.m beside this file
 function n = minor_faults()
   s = fileread('/proc/self/stat');
   f = strsplit(strtrim(s(find(s == ')', 1, 'last') + 2:end)), ' ');

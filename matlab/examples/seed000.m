@@ -8,20 +8,12 @@
 % each call's outputs are fresh arrays, whose pages the kernel zeroes on first write: the 'fresh array' rows time
 % zeros() of the output's size in Octave.
 here = fileparts(mfilename('fullpath'));
-addpath(fullfile(here, '..'));
+addpath(fullfile(here, '..'), here);  % poolkit, and median_ms.m beside this file
 reps = 7;
 H = 32; W = 32; C = 2; B = 16384;
 randn('seed', 0);
 X = single(randn(H, W, C, B));
 o = {'Stride', 2, 'DataFormat', 'SSCB'};
-function t = time_it(f, reps)
-  f();
-  t = zeros(1, reps);
-  for r = 1:reps
-    t0 = tic; f(); t(r) = toc(t0);
-  end
-  t = median(t) * 1000;
-end
 % The outputs the backward calls take.
 [Y, I, sz] = poolkit.maxpool(X, [2 2], o{:});
 [~, Ic, info] = poolkit.maxpool(X, [2 2], o{:}, 'Indices', 'compact');
@@ -97,11 +89,11 @@ printf('seed 000 in Octave %s: X = single(randn(32, 32, 2, 16384)), ''SSCB'', 2x
        version(), reps);
 t = zeros(size(rows, 1), 1);
 for k = 1:size(rows, 1)
-  t(k) = time_it(rows{k, 2}, reps);
+  t(k) = median_ms(rows{k, 2}, reps);
 end
 tp = zeros(size(plain, 1), 1);
 for k = 1:size(plain, 1)
-  tp(k) = time_it(plain{k, 2}, 3);
+  tp(k) = median_ms(plain{k, 2}, 3);
 end
 tb_all = NaN(numel(t), 1); tf_all = NaN(numel(t), 1);
 for k = 1:numel(t)
