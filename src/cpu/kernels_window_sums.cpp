@@ -94,7 +94,7 @@ HWY_EXPORT(VectorBytes);
 
 bool window_sums_forward(const WindowSums& w) {
   const bool f32 = w.dtype == DType::f32;
-  const int64_t esize = f32 ? 4 : 8, k = int64_t(HWY_DYNAMIC_DISPATCH(VectorBytes)()) / esize;
+  const int64_t esize = f32 ? 4 : 8, k = std::max<int64_t>(1, int64_t(HWY_DYNAMIC_DISPATCH(VectorBytes)()) / esize);  // (1: scalar)
   if ((!f32 && w.dtype != DType::f64) || w.cells < k || w.outputs < k || int64_t(w.first.size()) != w.outputs + 1 ||
       int64_t(w.divisor.size()) != w.outputs)
     return false;
