@@ -15,6 +15,7 @@
 #include "plane_average.hpp"
 #include "plane_blocks.hpp"
 #include "prefetch.hpp"
+#include "window_sums.hpp"
 
 namespace poolkit::cpu {
 namespace {
@@ -150,7 +151,8 @@ void run_row(const Forward& f, const RowPlan& p, int64_t ot, int64_t oh, const R
 
 // Channels-first planes too small for vectors along W (global and adaptive pooling, narrow outputs): blocks
 // of planes are copied into a channels-last block in the cache, pooled there with vectors over the planes
-// (one output at a time, as channels-last), and their outputs copied back.
+// (one output at a time, as channels-last), and their outputs copied back. Float averages of packed planes
+// take window_sums.hpp instead (a block per vector's width of planes, moved by full-vector tiles).
 bool blocked_forward(const Forward& f) {
   const AxisTable &A = f.tab.t, &B = f.tab.h, &W = f.tab.w;
   const int64_t T = A.axis.in, H = B.axis.in, Wi = W.axis.in, OT = A.axis.out, OH = B.axis.out, OW = W.axis.out;
@@ -180,6 +182,16 @@ bool blocked_forward(const Forward& f) {
         out_at.push_back((r / OH) * fb.y.s[2] + (r % OH) * fb.y.s[3] + s.ow * fb.y.s[4]);
         div.push_back(s.divisor);
       }
+  if (one_call && xcell.packed && ycell.packed) {
+    // taps and outputs as cells of a plane
+    std::vector<int64_t> cell_tap(tap.size());
+    bool packed_out = true;
+    for (size_t t = 0; t < tap.size(); ++t) cell_tap[t] = tap[t] / lanes;
+    for (size_t o = 0; o < out_at.size(); ++o) packed_out &= out_at[o] == int64_t(o) * lanes;
+    if (packed_out && window_sums_forward(WindowSums{f.dtype, f.x.at<char>(0), f.y.at<char>(0), planes, xstep, ystep,
+                                                   in_cells, out_cells, cell_tap, first, div, f.work}))
+      return true;
+  }
   return parallel_for((planes + lanes - 1) / lanes, f.work, [&](int64_t i) {
     thread_local std::vector<uint64_t> bx, by, ba;  // 8-byte words: aligned for any element type
     bx.resize(size_t((in_cells * lanes * fb.x.esize + 7) / 8));
