@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "pool_plan.hpp"
+#include "poolkit/threads.hpp"
 
 namespace pkmex {
 
@@ -22,8 +23,9 @@ class WindowIndex {
   void for_each(const Tap* taps, bool parallel, F&& f) const {
     const int64_t inner = ydims_[0], outer = total_ / inner;
     const size_t nd = ydims_.size();
-    std::vector<int64_t> coords(size_t(omp_get_max_threads()) * nd);  // allocated here: nothing throws below
-#pragma omp parallel if (parallel && outer > 1)
+    const int threads = poolkit::num_threads();  // poolkit's thread count, as the other MEX loops
+    std::vector<int64_t> coords(size_t(threads) * nd);  // allocated here: nothing throws below
+#pragma omp parallel num_threads(threads) if (parallel && outer > 1)
     {
       // this thread's rows [q0, q1) of outputs; the coordinates of the first found by division, then counted on
       const int64_t threads = omp_get_num_threads(), me = omp_get_thread_num();
