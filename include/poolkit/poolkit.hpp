@@ -1,4 +1,5 @@
 #pragma once
+#include "poolkit/cuda.hpp"
 #include "poolkit/error.hpp"
 #include "poolkit/geometry.hpp"
 #include "poolkit/ops.hpp"

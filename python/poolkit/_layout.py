@@ -44,7 +44,7 @@ class NumpyKind:
     name = "numpy"
 
     @staticmethod
-    def empty(shape, dtype, channels_last):
+    def empty(shape, dtype, channels_last, like=None):
         shape = tuple(int(s) for s in shape)
         phys = _physical(shape, channels_last)
         a = _cached(phys, np.dtype(dtype).itemsize, lambda raw: raw.view(dtype))
@@ -58,19 +58,45 @@ class NumpyKind:
     int64 = np.int64
     compact = {"uint8": np.uint8, "int16": np.int16, "int32": np.int32}
 
+    @staticmethod
+    def prepare(x):
+        """Readies the core for an operator on x (host memory: nothing to do)."""
+
+    @staticmethod
+    def host(x):
+        return x
+
 
 class TorchKind:
     name = "torch"
 
     @staticmethod
-    def empty(shape, dtype, channels_last):
+    def empty(shape, dtype, channels_last, like=None):
+        """On like's device (host memory when like is None); host outputs may come from the memory cache."""
         import torch
         shape = tuple(int(s) for s in shape)
         phys = _physical(shape, channels_last)
-        itemsize = torch.empty((), dtype=dtype).element_size()
-        a = _cached(phys, itemsize, lambda raw: torch.from_numpy(raw).view(dtype))
-        a = torch.empty(phys, dtype=dtype) if a is None else a
+        if like is not None and like.device.type != "cpu":
+            a = torch.empty(phys, dtype=dtype, device=like.device)
+        else:
+            itemsize = torch.empty((), dtype=dtype).element_size()
+            a = _cached(phys, itemsize, lambda raw: torch.from_numpy(raw).view(dtype))
+            a = torch.empty(phys, dtype=dtype) if a is None else a
         return a.movedim(-1, 1) if channels_last and len(shape) >= 3 else a
+
+    @staticmethod
+    def prepare(x):
+        """Readies the core for an operator on x: a CUDA tensor's kernels run on its device, on PyTorch's current
+        stream there, ordered with the framework's own work."""
+        if x.is_cuda:
+            import torch
+            from . import _core
+            _core.set_cuda_stream(x.device.index, torch.cuda.current_stream(x.device).cuda_stream)
+
+    @staticmethod
+    def host(x):
+        """x in host memory (the core reads fractional pooling's samples on the host)."""
+        return x.cpu()
 
     @staticmethod
     def dtype(x):

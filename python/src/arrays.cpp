@@ -26,4 +26,12 @@ DType dtype_from(const nb::dlpack::dtype& t, const char* name) {
        ErrorKind::Type);
 }
 
+Device device_from(int dlpack_device_type, const char* name) {
+  if (dlpack_device_type == nb::device::cpu::value) return Device::CPU;
+  if (dlpack_device_type == nb::device::cuda::value) return Device::CUDA;
+  fail(name, "must be in host memory or on a CUDA device (got DLPack device type " +
+                 std::to_string(dlpack_device_type) + ")",
+       ErrorKind::Type);
+}
+
 }  // namespace poolkit::py

@@ -1,5 +1,6 @@
 #pragma once
-// Zero-copy conversion of NumPy arrays, torch tensors and other DLPack producers to poolkit views.
+// Zero-copy conversion of NumPy arrays, torch tensors and other DLPack producers to poolkit views: host memory, or
+// CUDA device memory (the CUDA backend's tensors).
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 
@@ -12,10 +13,11 @@
 namespace poolkit::py {
 
 namespace nb = nanobind;
-using In = nb::ndarray<nb::ro, nb::device::cpu>;  // read
-using Out = nb::ndarray<nb::device::cpu>;         // written
+using In = nb::ndarray<nb::ro>;  // read
+using Out = nb::ndarray<>;       // written
 
 DType dtype_from(const nb::dlpack::dtype& t, const char* name);
+Device device_from(int dlpack_device_type, const char* name);
 
 // The view of `a` (shape and element strides as they are); `name` is the argument named in errors.
 template <class A>
@@ -25,7 +27,7 @@ TensorView view_of(const A& a, const char* name) {
   TensorView v;
   v.data = const_cast<void*>(static_cast<const void*>(a.data()));
   v.dtype = dtype_from(a.dtype(), name);
-  v.device = Device::CPU;
+  v.device = device_from(a.device_type(), name);
   v.shape.rank = int(a.ndim());
   v.strides.rank = int(a.ndim());
   for (size_t i = 0; i < a.ndim(); ++i) {

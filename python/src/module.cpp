@@ -5,6 +5,7 @@
 #include <string>
 
 #include "bindings.hpp"
+#include "poolkit/cuda.hpp"
 #include "poolkit/error.hpp"
 #include "poolkit/memory.hpp"
 
@@ -60,6 +61,13 @@ NB_MODULE(_core, m) {
   m.def("set_cache_limit", &poolkit::set_cache_limit, "nbytes"_a);
   m.def("cache_limit", &poolkit::cache_limit);
   m.def("cached_bytes", &poolkit::cached_bytes);
+  m.def(
+      "set_cuda_stream",
+      [](int device, uintptr_t stream) { poolkit::set_cuda_stream(device, reinterpret_cast<void*>(stream)); },
+      "device"_a, "stream"_a,
+      "The CUDA device (made current) and stream (a cudaStream_t as an int; 0: the default stream) that this "
+      "thread's next operators on CUDA tensors run on.");
+  m.attr("with_cuda") = poolkit::built_with_cuda();
   poolkit::py::bind_geometry(m);
   poolkit::py::bind_ops(m);
 }

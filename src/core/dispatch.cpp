@@ -1,6 +1,7 @@
 // The public operators: check the arguments once, then the device's backend; on the CPU the reference takes
 // whatever the fast path does not handle.
 #include "../backends.hpp"
+#include "poolkit/cuda.hpp"
 #include "poolkit/error.hpp"
 #include "validate.hpp"
 
@@ -13,6 +14,8 @@ namespace poolkit {
   if (!cuda::name args) fail(#name, "this request is not supported on CUDA tensors");
 #else
 #define POOLKIT_ON_CUDA(name, args) fail(#name, "poolkit was built without CUDA", ErrorKind::Type);
+void set_cuda_stream(int, void*) { fail("device", "poolkit was built without CUDA", ErrorKind::Type); }
+bool built_with_cuda() { return false; }
 #endif
 
 // The CUDA kernels pool floating types alone: integer tensors are refused there before any backend runs.

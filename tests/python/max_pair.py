@@ -68,11 +68,11 @@ def check_max_pair(tally, op, rng, base, dtype, layout, torch_fn, pk_fn, np_fn, 
         assert bits_equal(logical_grad(c_leaf, layout), logical_grad(t_leaf, layout_t)), \
             "gradients through the compact argmax differ"
     # The NumPy-level functions on the same memory (zero-copy views of the torch tensors).
-    x_np = p_view.detach().numpy()
+    x_np = p_view.detach().cpu().numpy()
     ny, nidx = np_fn(x_np)
-    assert bits_equal(as_torch(ny), y) and np.array_equal(nidx, idx.numpy())
+    assert bits_equal(as_torch(ny), y) and np.array_equal(nidx, idx.cpu().numpy())
     ref_grad = logical_grad(t_leaf, layout_t)
-    assert bits_equal(as_torch(np_backward(dy.numpy(), x_np, nidx)), ref_grad)
-    assert bits_equal(as_torch(np_backward(dy.numpy(), x_np, None)), ref_grad)  # argmax recomputed
+    assert bits_equal(as_torch(np_backward(dy.cpu().numpy(), x_np, nidx)), ref_grad)
+    assert bits_equal(as_torch(np_backward(dy.cpu().numpy(), x_np, None)), ref_grad)  # argmax recomputed
     tally(op, cases=1, bit_identical_outputs=1, bit_identical_indices=1, bit_identical_grads=1,
           **({} if identical else {"indices_listed_vs_channels_first_torch": 1}))

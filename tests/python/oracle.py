@@ -1,5 +1,6 @@
 """Test inputs in every layout, bitwise and rounding-tolerant comparisons, and refusal matching against PyTorch."""
 import math
+import os
 import random
 import zlib
 
@@ -7,6 +8,11 @@ import numpy as np
 import torch
 
 DTYPES = (torch.float32, torch.float64)
+# Where the torch tensors of the tests live: POOLKIT_TEST_DEVICE=cuda runs the same cases on a GPU (torch's default
+# device, so the tests' own tensors are made there too), PyTorch CUDA the oracle (scripts/gpu-check.sh).
+DEVICE = os.environ.get("POOLKIT_TEST_DEVICE", "cpu")
+if DEVICE != "cpu":
+    torch.set_default_device(DEVICE)
 LAYOUTS = ("channels_first", "channels_last", "strided")
 
 
@@ -15,15 +21,15 @@ def values(rng, shape, dtype, specials):
     g = torch.Generator().manual_seed(rng.randrange(2**31))
     n = math.prod(shape)
     if rng.random() < 0.5:
-        v = torch.randint(-3, 4, (n,), generator=g).to(dtype) * 0.5
+        v = torch.randint(-3, 4, (n,), generator=g, device="cpu").to(dtype) * 0.5
     else:
-        v = torch.randn(n, generator=g, dtype=dtype)
+        v = torch.randn(n, generator=g, dtype=dtype, device="cpu")
     if specials and n:
         for _ in range(rng.randint(1, 3)):
             v[rng.randrange(n)] = rng.choice([math.nan, math.inf, -math.inf])
         if rng.random() < 0.2:  # a whole run of -inf: max pooling must still pick the first cell
             v[: max(1, n // 3)] = -math.inf
-    return v.reshape(shape)
+    return v.reshape(shape).to(DEVICE)
 
 
 def leaf_and_view(base, layout):
@@ -37,7 +43,7 @@ def leaf_and_view(base, layout):
         return leaf, leaf.movedim(-1, 1)
     # strided: every other cell of a wider last axis, channels and batch swapped in memory
     shape = list(base.shape)
-    wide = torch.zeros(shape[:-1] + [2 * shape[-1]], dtype=base.dtype)
+    wide = torch.zeros(shape[:-1] + [2 * shape[-1]], dtype=base.dtype, device=base.device)
     wide[..., ::2] = base
     leaf = wide.transpose(0, 1).contiguous().requires_grad_()
     return leaf, leaf.transpose(0, 1)[..., ::2]
@@ -61,10 +67,10 @@ def random_layout(rng):
 
 
 def bits_equal(a, b):
-    """Bitwise equality of two tensors of one dtype (NaN payloads included)."""
+    """Bitwise equality of two tensors of one dtype (NaN payloads included), on any devices."""
     if a.shape != b.shape or a.dtype != b.dtype:
         return False
-    a, b = a.detach().contiguous(), b.detach().contiguous()
+    a, b = a.detach().cpu().contiguous(), b.detach().cpu().contiguous()
     if a.dtype in (torch.float32, torch.float64):
         it = torch.int32 if a.dtype == torch.float32 else torch.int64
         return torch.equal(a.view(it), b.view(it))
@@ -78,7 +84,7 @@ def same_nan_and_inf(a, b):
 def close(a, b, scale, ulps=8):
     """Equal up to rounding: NaN/inf where the other has them, else within `ulps` units of `scale` (the size of
     the terms summed, so cancellation is allowed for)."""
-    a, b = a.detach(), b.detach()
+    a, b = a.detach().cpu(), b.detach().cpu()
     if a.shape != b.shape or not same_nan_and_inf(a, b):
         return False
     fin = torch.isfinite(a)
@@ -118,7 +124,7 @@ def new_rng(*key):
 
 
 def np_of(t):
-    return t.detach().numpy()
+    return t.detach().cpu().numpy()
 
 
 def ref_grad(fn, x_leaf_view, dy, outs_index=0):

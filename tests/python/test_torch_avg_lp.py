@@ -38,7 +38,7 @@ def check_sum_pair(tally, op, rng, base, dtype, layout, torch_fn, pk_fn, np_fn, 
     counts = dict(cases=1, bit_identical_outputs=int(bits_equal(ref, got)))
     if exact:
         check_bits(bits_equal(ref, got), *exact, "output")
-    x_np = p_view.detach().numpy()
+    x_np = p_view.detach().cpu().numpy()
     assert close(ref, as_torch(np_fn(x_np)), scale)
     if grads:
         dy = values(rng, tuple(ref.shape), dtype, False)
@@ -46,7 +46,7 @@ def check_sum_pair(tally, op, rng, base, dtype, layout, torch_fn, pk_fn, np_fn, 
         got.backward(dy)
         gscale = _finite_max(dy) * cells + _finite_max(t_leaf.grad)
         assert close(t_leaf.grad, p_leaf.grad, gscale, ulps=32), f"gradients differ\n{t_leaf.grad}\n{p_leaf.grad}"
-        assert close(logical_grad(t_leaf, layout), as_torch(np_backward(dy.numpy(), x_np)), gscale, ulps=32)
+        assert close(logical_grad(t_leaf, layout), as_torch(np_backward(dy.cpu().numpy(), x_np)), gscale, ulps=32)
         counts["grads_compared"] = 1
         counts["bit_identical_grads"] = int(bits_equal(t_leaf.grad, p_leaf.grad))
         if exact and exact_grads:

@@ -5,6 +5,7 @@ import torch
 import torch.nn.functional as F
 
 import poolkit.torch as pt
+from oracle import DEVICE
 
 
 def to_last(t):
@@ -16,7 +17,7 @@ def to_first(t):
 
 
 def _x(shape, seed, positive=False):
-    x = torch.randn(*shape, dtype=torch.float64, generator=torch.Generator().manual_seed(seed))
+    x = torch.randn(*shape, dtype=torch.float64, generator=torch.Generator(DEVICE).manual_seed(seed))
     return x.abs() + 0.5 if positive else x
 
 

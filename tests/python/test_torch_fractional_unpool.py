@@ -8,7 +8,7 @@ import poolkit
 import poolkit.torch as pt
 import poolkit.torch.nn  # noqa: F401  (the modules, as pt.nn)
 from max_pair import check_max_pair
-from oracle import (DTYPES, Refused, as_torch, bits_equal, call, leaf_and_view, logical_grad, new_rng, random_layout,
+from oracle import (DEVICE, DTYPES, Refused, as_torch, bits_equal, call, leaf_and_view, logical_grad, new_rng, random_layout,
                     unbatched_shape, values)
 
 
@@ -32,15 +32,15 @@ def test_fractional_max_pool(r, case, tally):
     layout = random_layout(rng) if len(shape) == r + 2 else "channels_first"
     base = values(rng, shape, dtype, rng.random() < 0.3)
     n_batch = 1 if len(shape) == r + 1 else shape[0]
-    samples = torch.rand(n_batch, shape[-r - 1], r, dtype=dtype, generator=torch.Generator().manual_seed(case))
+    samples = torch.rand(n_batch, shape[-r - 1], r, dtype=dtype, generator=torch.Generator(DEVICE).manual_seed(case))
     kk = k[0] if rng.random() < 0.5 and len(set(k)) == 1 else tuple(k)
     tf, pf = getattr(F, f"fractional_max_pool{r}d"), getattr(pt, f"fractional_max_pool{r}d")
     nf, nb = getattr(poolkit, f"fractional_max_pool{r}d"), getattr(poolkit, f"fractional_max_pool{r}d_backward")
     check_max_pair(tally, f"fractional_max_pool{r}d", rng, base, dtype, layout,
                    lambda x: tf(x, kk, return_indices=True, _random_samples=samples, **out_kw),
                    lambda x: pf(x, kk, return_indices=True, _random_samples=samples, **out_kw),
-                   lambda x: nf(x, kk, return_indices=True, _random_samples=samples.numpy(), **out_kw),
-                   lambda dy, x, i: nb(dy, x, i, kk, tuple(dy.shape[-r:]), samples.numpy()))
+                   lambda x: nf(x, kk, return_indices=True, _random_samples=samples.cpu().numpy(), **out_kw),
+                   lambda dy, x, i: nb(dy, x, i, kk, tuple(dy.shape[-r:]), samples.cpu().numpy()))
 
 
 @pytest.mark.parametrize("ratio", [0.0, 1.0, 0.999, 1.05, 1.5, -0.1, -0.2])
@@ -49,8 +49,8 @@ def test_fractional_max_pool(r, case, tally):
 def test_fractional_ratio_bounds(r, k, ratio):
     """The functional form takes the ratios the installed PyTorch takes (it truncates input size x ratio toward 0:
     0 and -0.1 give empty outputs, 1 and 1.05 with kernel 1 the input's size in 2-D) and refuses the others; the modules refuse outside (0, 1) at construction, as torch.nn's."""
-    x = torch.randn((1, 2) + (6,) * r, generator=torch.Generator().manual_seed(k))
-    samples = torch.rand(1, 2, r, generator=torch.Generator().manual_seed(r))
+    x = torch.randn((1, 2) + (6,) * r, generator=torch.Generator(DEVICE).manual_seed(k))
+    samples = torch.rand(1, 2, r, generator=torch.Generator(DEVICE).manual_seed(r))
     kw = dict(output_ratio=(ratio,) * r, return_indices=True, _random_samples=samples)
     want = call(getattr(F, f"fractional_max_pool{r}d"), x, k, **kw)
     got = call(getattr(pt, f"fractional_max_pool{r}d"), x, k, **kw)
@@ -76,7 +76,7 @@ def test_fractional_output_size_zero(r, kw, layout, tally):
     """An output size of 0: an empty output and empty indices, as the installed PyTorch returns, and a zero
     gradient of the input's shape (through the int64 indices and through the saved compact argmax)."""
     base = torch.arange(2 * 3 * 6 ** r, dtype=torch.float32).reshape((2, 3) + (6,) * r)
-    samples = torch.rand(2, 3, r, generator=torch.Generator().manual_seed(r))
+    samples = torch.rand(2, 3, r, generator=torch.Generator(DEVICE).manual_seed(r))
     tf, pf = getattr(F, f"fractional_max_pool{r}d"), getattr(pt, f"fractional_max_pool{r}d")
     t_leaf, t_view = leaf_and_view(base, layout)
     y, idx = tf(t_view, 2, return_indices=True, _random_samples=samples, **kw)
@@ -91,8 +91,8 @@ def test_fractional_output_size_zero(r, kw, layout, tally):
             assert bits_equal(got[1], idx)
         gy.sum().backward()
         assert bits_equal(p_leaf.grad, t_leaf.grad)
-    ny, ni = getattr(poolkit, f"fractional_max_pool{r}d")(t_view.detach().numpy(), 2, return_indices=True,
-                                                           _random_samples=samples.numpy(), **kw)
+    ny, ni = getattr(poolkit, f"fractional_max_pool{r}d")(t_view.detach().cpu().numpy(), 2, return_indices=True,
+                                                           _random_samples=samples.cpu().numpy(), **kw)
     assert ny.shape == tuple(y.shape) and ni.shape == tuple(idx.shape) and ni.dtype == np.int64
     tally(f"fractional_max_pool{r}d", cases=1, empty_outputs=1)
 
@@ -140,7 +140,7 @@ def test_max_unpool(r, case, tally):
         assert got.shape == ref.shape and got.dtype == ref.dtype
         got.backward(torch.zeros_like(got))
         assert p_leaf.grad.shape == p_leaf.shape and not p_leaf.grad.any()
-        assert getattr(poolkit, f"max_unpool{r}d")(p_view.detach().numpy(), idx.numpy(), k, s, p, osz).shape == \
+        assert getattr(poolkit, f"max_unpool{r}d")(p_view.detach().cpu().numpy(), idx.cpu().numpy(), k, s, p, osz).shape == \
             tuple(ref.shape)
         tally(op, cases=1, empty_outputs=1)
         return
@@ -150,9 +150,9 @@ def test_max_unpool(r, case, tally):
     got.backward(dy)
     assert bits_equal(t_leaf.grad, p_leaf.grad)
     nf, nb = getattr(poolkit, f"max_unpool{r}d"), getattr(poolkit, f"max_unpool{r}d_backward")
-    x_np = p_view.detach().numpy()
-    assert bits_equal(as_torch(nf(x_np, idx.numpy(), k, s, p, osz)), ref)
-    assert bits_equal(as_torch(nb(dy.numpy(), idx.numpy())), logical_grad(t_leaf, layout))
+    x_np = p_view.detach().cpu().numpy()
+    assert bits_equal(as_torch(nf(x_np, idx.cpu().numpy(), k, s, p, osz)), ref)
+    assert bits_equal(as_torch(nb(dy.cpu().numpy(), idx.cpu().numpy())), logical_grad(t_leaf, layout))
     tally(op, cases=1, bit_identical_outputs=1, bit_identical_grads=1)
 
 
@@ -167,8 +167,8 @@ def test_fractional_module_needs_one_of_size_and_ratio(kw):
 @pytest.mark.parametrize("r", [2, 3])
 def test_fractional_module_takes_one_ratio_for_every_axis(r):
     """torch.nn's fractional modules take a single output_ratio for every axis (their functional forms do not)."""
-    x = torch.randn((2, 3) + (9,) * r, generator=torch.Generator().manual_seed(r))
-    samples = torch.rand(2, 3, r, generator=torch.Generator().manual_seed(r + 1))
+    x = torch.randn((2, 3) + (9,) * r, generator=torch.Generator(DEVICE).manual_seed(r))
+    samples = torch.rand(2, 3, r, generator=torch.Generator(DEVICE).manual_seed(r + 1))
     want = getattr(torch.nn, f"FractionalMaxPool{r}d")(2, output_ratio=0.5, _random_samples=samples)(x)
     got = getattr(pt.nn, f"FractionalMaxPool{r}d")(2, output_ratio=0.5, _random_samples=samples)(x)
     assert bits_equal(got, want)

@@ -1,13 +1,20 @@
 """Calls of every poolkit.torch function and their torch.nn.functional twins (None where PyTorch has none), on
 channels-first and channels-last inputs, shared by the compile, export and gradient tests."""
+import os
+
 import torch
 import torch.nn.functional as F
 
 import poolkit.torch as pt
 
+# POOLKIT_TEST_DEVICE=cuda: the same calls on a GPU (torch's default device), as tests/python/oracle.py does.
+DEVICE = os.environ.get("POOLKIT_TEST_DEVICE", "cpu")
+if DEVICE != "cpu":
+    torch.set_default_device(DEVICE)
+
 
 def _samples(r):
-    return torch.rand(2, 3, r, generator=torch.Generator().manual_seed(7), dtype=torch.float64)
+    return torch.rand(2, 3, r, generator=torch.Generator(DEVICE).manual_seed(7), dtype=torch.float64)
 
 
 def _unpool(r):
@@ -57,7 +64,7 @@ def cases(r):
 def inputs(r, dtype=torch.float32, seed=0, small=False):
     """A channels-first and a channels-last input with distinct values (ties would blur max's argmax); small: few
     cells, for finite differences."""
-    g = torch.Generator().manual_seed(seed)
+    g = torch.Generator(DEVICE).manual_seed(seed)
     shape = ((1, 2) + (6, 5, 5)[:r] if r < 3 else (1, 1, 5, 5, 5)) if small else (2, 3) + (7, 6, 5)[:r]
     x = torch.randperm(torch.Size(shape).numel(), generator=g).reshape(shape).to(dtype) / 10
     cl = x.movedim(1, -1).contiguous().movedim(-1, 1)

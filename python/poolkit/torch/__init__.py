@@ -3,6 +3,7 @@ autograd (poolkit's own backward), zero-copy for channels-first and channels-las
 the modules. The extra keywords of poolkit.functional (padding forms, data_format, convention) work here too."""
 import torch
 
+from .. import _core
 from .._layout import batched, from_data_format, require_nonempty, to_data_format, unbatch
 from .._params import (GLOBAL_RECIPE, adaptive_recipe, check_avg_pool3d_input, check_convention, fractional_recipe,
                        int_list, spatial_size, sum_pool_dilation, window_recipe)
@@ -38,8 +39,11 @@ _FLOAT32_SEQUENCE = (torch.float32, torch.float16, torch.bfloat16)
 def _check_tensor(x, name="input"):
     if not isinstance(x, torch.Tensor):
         raise TypeError(f"poolkit: {name}: must be a torch.Tensor (got {type(x).__name__})")
-    if x.device.type != "cpu":
-        raise TypeError(f"poolkit: {name}: must be a CPU tensor (got device {x.device})")
+    if x.device.type not in ("cpu", "cuda"):
+        raise TypeError(f"poolkit: {name}: must be a CPU or CUDA tensor (got device {x.device})")
+    if x.is_cuda and not _core.with_cuda:
+        raise TypeError(f"poolkit: {name}: is a CUDA tensor, and this poolkit was built without CUDA (build it "
+                        "from source where the CUDA toolkit is installed)")
     return x
 
 
@@ -148,8 +152,8 @@ def _make(r):
         a = _In(input, r)
         idx = a.other(indices, "indices")
         if convention == "onnx":  # ONNX's whole-tensor indices, remapped on the host (eager only)
-            local, out = onnx_unpool(a.x, idx.numpy(), kernel_size, stride, padding, output_size)
-            return a.out(_autograd.MaxUnpool.apply(a.x, torch.from_numpy(local), out))
+            local, out = onnx_unpool(a.x, idx.cpu().numpy(), kernel_size, stride, padding, output_size)
+            return a.out(_autograd.MaxUnpool.apply(a.x, torch.from_numpy(local).to(idx.device), out))
         req = None if output_size is None else int_list(output_size, "output_size")
         return a.out(A.max_unpool(a.x, idx, int_list(kernel_size, "kernel_size"),
                                   int_list(stride, "stride", allow_none=True), int_list(padding, "padding"), req))

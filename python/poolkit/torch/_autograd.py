@@ -112,7 +112,7 @@ class MixedPool(torch.autograd.Function):
     def backward(ctx, dy):
         (x,) = ctx.saved_tensors
         dx, dl = _engine.mixed_pool_backward(TORCH, ctx.g, dy, x, *ctx.opts)
-        dlam = torch.tensor(dl, dtype=x.dtype) if ctx.lambda_is_tensor else None
+        dlam = torch.tensor(dl, dtype=x.dtype, device=x.device) if ctx.lambda_is_tensor else None
         return dx, dlam, None, None, None
 
 

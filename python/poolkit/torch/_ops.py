@@ -37,15 +37,15 @@ def _geometry(x, builder, ints, lens, reals, text, flag):
     return build_geometry((builder, lists, [float(r) for r in reals], text, bool(flag)), spatial_size(x))
 
 
-def _fake_empty(shape, dtype, channels_last):
-    """An output as TORCH.empty lays it out (same strides), for fake kernels."""
+def _fake_empty(shape, dtype, channels_last, like):
+    """An output as TORCH.empty lays it out (same strides, like's device), for fake kernels."""
     shape = tuple(int(s) for s in shape)
-    t = torch.empty(_physical(shape, channels_last), dtype=dtype)
+    t = torch.empty(_physical(shape, channels_last), dtype=dtype, device=like.device)
     return t.movedim(-1, 1) if channels_last and len(shape) >= 3 else t
 
 
 def _fake_out(g, x, dtype=None):
-    return _fake_empty(_engine.out_shape(g, x), x.dtype if dtype is None else dtype, is_channels_last(x))
+    return _fake_empty(_engine.out_shape(g, x), x.dtype if dtype is None else dtype, is_channels_last(x), x)
 
 
 def _argmax_out(g, x, int64_indices, am):
@@ -58,7 +58,7 @@ def _argmax_out(g, x, int64_indices, am):
 
 
 def _fake_grad_input(dy, x):
-    return _fake_empty(x.shape, dy.dtype, is_channels_last(x))
+    return _fake_empty(x.shape, dy.dtype, is_channels_last(x), dy)
 
 
 def _gather(v, idx):
@@ -465,12 +465,12 @@ def _mixed_backward(dy: Tensor, x: Tensor, lambda_: Tensor, builder: str, ints: 
                     divisor_override: Optional[int]) -> tuple[Tensor, Tensor]:
     g = _geometry(x, builder, ints, lens, reals, text, flag)
     dx, dl = _engine.mixed_pool_backward(TORCH, g, dy, x, float(lambda_), count_include_pad, divisor_override)
-    return dx, torch.tensor(dl, dtype=lambda_.dtype)
+    return dx, torch.tensor(dl, dtype=lambda_.dtype, device=lambda_.device)
 
 
 @_mixed_backward.register_fake
 def _(dy, x, lambda_, *rest):
-    return _fake_grad_input(dy, x), torch.empty((), dtype=lambda_.dtype)
+    return _fake_grad_input(dy, x), torch.empty((), dtype=lambda_.dtype, device=lambda_.device)
 
 
 def _mixed_setup(ctx, inputs, output):
@@ -506,7 +506,7 @@ def _max_unpool(x: Tensor, indices: Tensor, kernel_size: list[int], stride: list
 def _(x, indices, kernel_size, stride, padding, output_size):
     out = unpool_size(x, [int(v) for v in kernel_size], [int(v) for v in stride], [int(v) for v in padding],
                       None if output_size is None else [int(v) for v in output_size])
-    return _fake_empty(list(x.shape[:2]) + list(out), x.dtype, is_channels_last(x))
+    return _fake_empty(list(x.shape[:2]) + list(out), x.dtype, is_channels_last(x), x)
 
 
 @_op("poolkit::max_unpool_backward", mutates_args=())
@@ -516,7 +516,7 @@ def _max_unpool_backward(dy: Tensor, indices: Tensor) -> Tensor:
 
 @_max_unpool_backward.register_fake
 def _(dy, indices):
-    return _fake_empty(indices.shape, dy.dtype, is_channels_last(dy))
+    return _fake_empty(indices.shape, dy.dtype, is_channels_last(dy), dy)
 
 
 def _unpool_setup(ctx, inputs, output):
