@@ -11,10 +11,11 @@ namespace poolkit::cuda::detail {
 
 // The divisor of window (o0, o1, o2): the override, or per axis the taps up to the end of the padding or the
 // cells read. `override_div` is 0 when not given.
-POOLKIT_HD inline int64_t avg_divisor(const Geometry& g, bool include_pad, int64_t override_div, int64_t o0,
-                                      int64_t o1, int64_t o2) {
+template <class I>
+POOLKIT_HD inline int64_t avg_divisor(const Geometry& g, bool include_pad, int64_t override_div, I o0, I o1, I o2) {
   if (override_div > 0) return override_div;
-  return g.axes[0].divisor(o0, include_pad) * g.axes[1].divisor(o1, include_pad) * g.axes[2].divisor(o2, include_pad);
+  return int64_t(divisor_of<I>(g.axes[0], o0, include_pad)) * divisor_of<I>(g.axes[1], o1, include_pad) *
+         divisor_of<I>(g.axes[2], o2, include_pad);
 }
 
 // Calls f(p0, p1, p2) for the input cells of window (o0, o1, o2) in window order.

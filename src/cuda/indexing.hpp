@@ -173,6 +173,19 @@ POOLKIT_HD inline Cover<I> cover_of(const Axis& ax, I i) {
   return {I(r.begin), I(r.end), false};
 }
 
+// Axis::divisor, without 64-bit division on the undilated regular axis.
+template <class I>
+POOLKIT_HD inline I divisor_of(const Axis& ax, I o, bool include_pad) {
+  if (ax.kind != AxisKind::Regular || ax.dilation != 1) return I(ax.divisor(o, include_pad));
+  if (!include_pad) {
+    Taps<I> t = taps_of<I>(ax, o);
+    return t.last - t.first;
+  }
+  I lim = I(ax.in) + I(ax.pad_hi) - (o * I(ax.stride) - I(ax.pad_lo));  // taps before the end of the padding
+  if (lim < 0) lim = 0;
+  return lim < I(ax.kernel) ? lim : I(ax.kernel);
+}
+
 // Whether window o reads input position i; `exact` ranges skip the check.
 template <class I>
 POOLKIT_HD inline bool reads(const Axis& ax, const Cover<I>& cv, I o, I i) {

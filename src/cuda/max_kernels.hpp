@@ -132,6 +132,7 @@ struct MaxBackward {
     Geometry gp = plane_geometry(g, samples, int64_t(q.n) * C + q.c);
     I self = plane_flat<I>(gp, q.a, q.b, q.d);
     Cover<I> c0 = cover_of<I>(gp.axes[0], q.a), c1 = cover_of<I>(gp.axes[1], q.b), c2 = cover_of<I>(gp.axes[2], q.d);
+    bool exact = c0.exact && c1.exact && c2.exact, flat_form = argmax.dtype == DType::i64;
     A sum = 0;
     for (I o0 = c0.begin; o0 < c0.end; ++o0) {
       if (!reads<I>(gp.axes[0], c0, o0, q.a)) continue;
@@ -139,15 +140,27 @@ struct MaxBackward {
         if (!reads<I>(gp.axes[1], c1, o1, q.b)) continue;
         for (I o2 = c2.begin; o2 < c2.end; ++o2) {
           if (!reads<I>(gp.axes[2], c2, o2, q.d)) continue;
-          I cell;
-          if (argmax.p) {
+          bool mine;
+          if (argmax.p && exact) {
+            // Undilated regular axes: compare the stored value with this cell's own code in window o, no
+            // decoding; the window's first cell alone checks that the value names a cell of the window.
             int64_t v = load_argmax<I>(argmax, argmax_offset<I>(argmax, q.n, q.c, o0, o1, o2));
-            cell = argmax_cell<I>(gp, argmax.dtype == DType::i64, v, o0, o1, o2);
+            I j0 = q.a - (o0 * I(gp.axes[0].stride) - I(gp.axes[0].pad_lo));
+            I j1 = q.b - (o1 * I(gp.axes[1].stride) - I(gp.axes[1].pad_lo));
+            I j2 = q.d - (o2 * I(gp.axes[2].stride) - I(gp.axes[2].pad_lo));
+            if (j0 == taps_of<I>(gp.axes[0], o0).first && j1 == taps_of<I>(gp.axes[1], o1).first &&
+                j2 == taps_of<I>(gp.axes[2], o2).first && argmax_cell<I>(gp, flat_form, v, o0, o1, o2) < 0)
+              *error = 1;
+            mine = v == (flat_form ? int64_t(self) : int64_t(local_tap<I>(gp, j0, j1, j2)));
+          } else if (argmax.p) {
+            int64_t v = load_argmax<I>(argmax, argmax_offset<I>(argmax, q.n, q.c, o0, o1, o2));
+            I cell = argmax_cell<I>(gp, flat_form, v, o0, o1, o2);
             if (cell < 0) *error = 1;
+            mine = cell == self;
           } else {
-            cell = window_max<T, I>(gp, x, q.n, q.c, o0, o1, o2).flat;
+            mine = window_max<T, I>(gp, x, q.n, q.c, o0, o1, o2).flat == self;
           }
-          if (cell == self) sum += A(dy.at(q.n, q.c, o0, o1, o2));
+          if (mine) sum += A(dy.at(q.n, q.c, o0, o1, o2));
         }
       }
     }

@@ -177,6 +177,7 @@ std::vector<Case> cases() {
       {{1, 2, 5, 6, 5}, adaptive_geometry({5, 6, 5}, {7, 4, 3})},
       {{2, 3, 7, 6}, global_geometry({7, 6})},
       {{2, 3, 4, 16}, torch_geometry({4, 16}, {2}, {2}, {0}, {1}, false)},  // tiled in f32
+      {{2, 2, 9}, torch_geometry({9}, {4}, {3}, {2}, {1}, false)},
   };
 }
 
@@ -319,7 +320,9 @@ void check_avg(const Case& k, Layout layout, AvgOptions opt) {
     run_host(f, I(y.numel()));
   }
   EXPECT_TRUE(bits_equal(y, y_ref));
-  Tensor dy = copy(uniform_tensor(dtype_of<T>(), ys, 4), layout);
+  // dy in the other layout: autograd hands over a contiguous dy whatever the input's layout
+  Tensor dy = copy(uniform_tensor(dtype_of<T>(), ys, 4),
+                   layout == Layout::ChannelsLast ? Layout::ChannelsFirst : Layout::ChannelsLast);
   Tensor dx(dtype_of<T>(), k.xs, layout), dx_ref(dtype_of<T>(), k.xs);
   ref::avg_pool_backward(k.g, opt, dy, dx_ref);
   AvgBackward<T, I> b;

@@ -4,7 +4,7 @@ import numpy as np
 import torch
 
 from known_differences import check_bits
-from oracle import Refused, as_torch, bits_equal, call, leaf_and_view, logical_grad, values
+from oracle import Refused, as_torch, bits_equal, call, leaf_and_view, logical_grad, oracle_leaf_and_view, values
 
 
 def _channels_last_kept(view, out):
@@ -27,7 +27,7 @@ def check_max_pair(tally, op, rng, base, dtype, layout, torch_fn, pk_fn, np_fn, 
     return_indices, whose backward goes through the compact window-local argmax it saved. key: (test, r, case) of
     known_differences.py, for cases whose PyTorch indices are a listed difference; the oracle there is PyTorch's
     channels-first kernel on the same values."""
-    t_leaf, t_view = leaf_and_view(base, layout)
+    t_leaf, t_view = oracle_leaf_and_view(base, layout)
     p_leaf, p_view = leaf_and_view(base, layout)
     ref = call(torch_fn, t_view)
     got = call(pk_fn, p_view)
@@ -49,7 +49,7 @@ def check_max_pair(tally, op, rng, base, dtype, layout, torch_fn, pk_fn, np_fn, 
     if key is not None:
         check_bits(identical, *key, "indices")
     if not identical:  # a listed difference (check_bits passed): PyTorch's channels-first kernel is the oracle
-        t_leaf, t_view = leaf_and_view(base, "channels_first")
+        t_leaf, t_view = oracle_leaf_and_view(base, "channels_first")
         y, idx = torch_fn(t_view)
         layout_t = "channels_first"
     else:
@@ -57,7 +57,7 @@ def check_max_pair(tally, op, rng, base, dtype, layout, torch_fn, pk_fn, np_fn, 
     assert bits_equal(idx, gidx), f"indices differ\n{idx}\n{gidx}"
     assert _channels_last_kept(p_view, gy)
     dy = values(rng, tuple(y.shape), dtype, False)
-    y.backward(dy)
+    y.backward(dy.to(y.device))
     gy.backward(dy)
     assert bits_equal(logical_grad(t_leaf, layout_t), logical_grad(p_leaf, layout)), "gradients differ"
     if pk_plain is not None:

@@ -49,6 +49,13 @@ def leaf_and_view(base, layout):
     return leaf, leaf.transpose(0, 1)[..., ::2]
 
 
+def oracle_leaf_and_view(base, layout):
+    """leaf_and_view for PyTorch's side of a comparison: on the CPU whatever DEVICE is. PyTorch's CPU kernels are
+    the oracle on a GPU too: PyTorch CUDA adds overlapping windows' gradients with atomics, in no fixed order, and
+    its channels-last average backward with padding disagreed with its own CPU kernel on the H100 run."""
+    return leaf_and_view(base.cpu(), layout)
+
+
 def logical_grad(leaf, layout):
     """The leaf's gradient seen through the view leaf_and_view made (logical N, C, spatial order)."""
     if layout == "channels_first" or leaf.dim() < 3:

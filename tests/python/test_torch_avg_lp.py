@@ -11,7 +11,7 @@ import poolkit
 import poolkit.torch as pt
 from known_differences import check_bits
 from oracle import (DTYPES, Refused, as_torch, bits_equal, call, close, leaf_and_view, logical_grad, maybe_tuple,
-                    new_rng, random_layout, unbatched_shape, values)
+                    new_rng, oracle_leaf_and_view, random_layout, unbatched_shape, values)
 
 
 def _finite_max(t):
@@ -24,7 +24,7 @@ def check_sum_pair(tally, op, rng, base, dtype, layout, torch_fn, pk_fn, np_fn, 
                    exact=None, exact_grads=True):
     """cells: the most input cells one output sums (scales the rounding allowance). exact: the case's key
     (test, r, case) when its output (and, with exact_grads, its gradient) must be bit-identical."""
-    t_leaf, t_view = leaf_and_view(base, layout)
+    t_leaf, t_view = oracle_leaf_and_view(base, layout)
     p_leaf, p_view = leaf_and_view(base, layout)
     ref = call(torch_fn, t_view)
     got = call(pk_fn, p_view)
@@ -42,7 +42,7 @@ def check_sum_pair(tally, op, rng, base, dtype, layout, torch_fn, pk_fn, np_fn, 
     assert close(ref, as_torch(np_fn(x_np)), scale)
     if grads:
         dy = values(rng, tuple(ref.shape), dtype, False)
-        ref.backward(dy)
+        ref.backward(dy.to(ref.device))
         got.backward(dy)
         gscale = _finite_max(dy) * cells + _finite_max(t_leaf.grad)
         assert close(t_leaf.grad, p_leaf.grad, gscale, ulps=32), f"gradients differ\n{t_leaf.grad}\n{p_leaf.grad}"

@@ -4,7 +4,7 @@ poolkit.torch.nn modules together in one module under inductor, the default back
 import pytest
 import torch
 
-from cases import cases, inputs
+from cases import DEVICE, cases, inputs
 
 CASES = [(r, c) for r in (1, 2, 3) for c in cases(r)]
 
@@ -58,7 +58,7 @@ def _module_calls(r):
             ("AdaptiveAvgPool", m["AdaptiveAvgPool"](2)), ("MixedPool", m["MixedPool"](2, lambda_=0.25)),
             ("StochasticPool", m["StochasticPool"](2, seed=5))]
     if r > 1:
-        s = torch.rand(2, 3, r, generator=torch.Generator().manual_seed(11))
+        s = torch.rand(2, 3, r, generator=torch.Generator(DEVICE).manual_seed(11))
         mods.append(("FractionalMaxPool", m["FractionalMaxPool"](2, output_ratio=(0.5,) * r, return_indices=True,
                                                                   _random_samples=s)))
     out = [(name, mod, lambda mod, x: mod(x)) for name, mod in mods]

@@ -8,7 +8,7 @@ import poolkit.torch  # noqa: F401  (registers the operators)
 from poolkit._params import GLOBAL_RECIPE, adaptive_recipe, fractional_recipe, window_recipe
 from poolkit.torch._ops import _flat
 
-from cases import inputs
+from cases import DEVICE, inputs
 
 OPS = torch.ops.poolkit
 
@@ -18,7 +18,7 @@ def _x(layout, r=2, dtype=torch.float64):
 
 
 def _samples():
-    return torch.rand(2, 3, 2, dtype=torch.float64, generator=torch.Generator().manual_seed(1))
+    return torch.rand(2, 3, 2, dtype=torch.float64, generator=torch.Generator(DEVICE).manual_seed(1))
 
 
 def _calls(layout):
