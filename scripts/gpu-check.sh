@@ -24,15 +24,18 @@ mkdir -p "$logs"
 : >"$logs/summary.txt"
 note() { echo "$*" >>"$logs/summary.txt"; }
 
-# step NAME LIMIT_S COMMAND...: runs it (a program stopped after LIMIT_S seconds; a function runs unlimited) with its output in $logs/NAME.log and on the
-# terminal, and notes its result and time in the summary. Steps may run in the background (step ... &).
+# step NAME LIMIT_S COMMAND...: runs it (a program stopped after LIMIT_S seconds; a function runs unlimited) with
+# its output in $logs/NAME.log and on the terminal, and notes its result and time in the summary. Steps may run in
+# the background (step ... &).
 step() {
   local name=$1 limit=$2 t=$SECONDS rc
   shift 2
   echo "=== $name"
   if declare -F "$1" >/dev/null; then "$@"; else timeout "$limit" "$@"; fi 2>&1 | tee "$logs/$name.log"
   rc=${PIPESTATUS[0]}
-  note "$name: $([[ $rc == 0 ]] && echo pass || echo "FAIL ($rc$([[ $rc == 124 ]] && echo ": over ${limit} s"))") in $((SECONDS - t)) s"
+  local result=pass
+  [[ $rc == 0 ]] || result="FAIL ($rc$([[ $rc == 124 ]] && echo ": over ${limit} s"))"
+  note "$name: $result in $((SECONDS - t)) s"
   return "$rc"
 }
 

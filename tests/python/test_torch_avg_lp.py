@@ -10,8 +10,8 @@ import torch.nn.functional as F
 import poolkit
 import poolkit.torch as pt
 from known_differences import check_bits
-from oracle import (DTYPES, Refused, as_torch, bits_equal, call, close, leaf_and_view, logical_grad, maybe_tuple,
-                    new_rng, oracle_leaf_and_view, random_layout, unbatched_shape, values)
+from oracle import (DEVICE, DTYPES, Refused, as_torch, bits_equal, call, close, leaf_and_view, logical_grad,
+                    maybe_tuple, new_rng, oracle_leaf_and_view, random_layout, unbatched_shape, values)
 
 
 def _finite_max(t):
@@ -36,6 +36,9 @@ def check_sum_pair(tally, op, rng, base, dtype, layout, torch_fn, pk_fn, np_fn, 
     scale = _finite_max(base) * cells
     assert close(ref, got, scale), f"outputs differ beyond rounding\n{ref}\n{got}"
     counts = dict(cases=1, bit_identical_outputs=int(bits_equal(ref, got)))
+    # The bit-for-bit list is the CPU backend's: CUDA's sums (contracted multiply-adds, the device's pow and sqrt)
+    # agree with PyTorch up to rounding, as PyTorch CUDA's own do; `close` above holds them to that.
+    exact = exact if DEVICE == "cpu" else None
     if exact:
         check_bits(bits_equal(ref, got), *exact, "output")
     x_np = p_view.detach().cpu().numpy()

@@ -8,8 +8,8 @@ import poolkit
 import poolkit.torch as pt
 import poolkit.torch.nn  # noqa: F401  (the modules, as pt.nn)
 from max_pair import check_max_pair
-from oracle import (DEVICE, DTYPES, Refused, as_torch, bits_equal, call, leaf_and_view, logical_grad, new_rng, random_layout,
-                    unbatched_shape, values)
+from oracle import (DEVICE, DTYPES, Refused, as_torch, bits_equal, call, leaf_and_view, logical_grad, new_rng,
+                    random_layout, unbatched_shape, values)
 
 
 @pytest.mark.parametrize("case", range(250))
@@ -37,7 +37,7 @@ def test_fractional_max_pool(r, case, tally):
     tf, pf = getattr(F, f"fractional_max_pool{r}d"), getattr(pt, f"fractional_max_pool{r}d")
     nf, nb = getattr(poolkit, f"fractional_max_pool{r}d"), getattr(poolkit, f"fractional_max_pool{r}d_backward")
     check_max_pair(tally, f"fractional_max_pool{r}d", rng, base, dtype, layout,
-                   lambda x: tf(x, kk, return_indices=True, _random_samples=samples, **out_kw),
+                   lambda x: tf(x, kk, return_indices=True, _random_samples=samples.to(x.device), **out_kw),
                    lambda x: pf(x, kk, return_indices=True, _random_samples=samples, **out_kw),
                    lambda x: nf(x, kk, return_indices=True, _random_samples=samples.cpu().numpy(), **out_kw),
                    lambda dy, x, i: nb(dy, x, i, kk, tuple(dy.shape[-r:]), samples.cpu().numpy()))
