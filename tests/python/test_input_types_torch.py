@@ -31,6 +31,19 @@ def test_integer_tensor_for_mixed_pooling(no_core):
     refused(lambda: pt.mixed_pool2d(T.to(torch.int64), 2), "input", "int64", "float32")
 
 
+def test_tensor_on_another_device(no_core):
+    refused(lambda: pt.max_pool2d(T.to("meta"), 2), "input", "meta", "CPU or CUDA tensor")
+
+
+def test_cuda_tensor_without_the_cuda_backend(no_core, monkeypatch):
+    # A CUDA tensor reaches the check without a GPU as a CPU tensor claiming to be one; a build with the CUDA
+    # backend is told to lack it, so the refusal holds for every build.
+    from poolkit import _core
+    monkeypatch.setattr(_core, "with_cuda", False, raising=False)
+    monkeypatch.setattr(torch.Tensor, "is_cuda", property(lambda self: True))
+    refused(lambda: pt.avg_pool2d(T, 2), "input", "CUDA tensor", "built without CUDA")
+
+
 @pytest.mark.parametrize("value", [[[1.0, 2.0]], None, "abc"], ids=["list", "None", "str"])
 def test_non_tensor(no_core, value):
     refused(lambda: pt.max_pool1d(value, 2), "input", type(value).__name__, "torch.Tensor")
