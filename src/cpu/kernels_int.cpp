@@ -260,17 +260,17 @@ void int_k3s2_plane(DV dv, D d, const K3S2ForwardJob& j) {
   }
 }
 
-// Pair splits of byte lanes as x86's byte packs leave them (AVX2 and AVX3: each 128-bit block holds eight lanes
-// of `lo`, then eight of `hi`): every split of a vector's windows is in the same order, so compares and blends
-// work on them as they are and in_order puts the outputs right once, not every split (ConcatEven is a pack and a
-// permutation there). Other targets and narrower vectors: the splits themselves, in order.
+// Pair splits of byte lanes as x86's byte packs leave them (AVX2 and the AVX-512 targets: each 128-bit block holds
+// eight lanes of `lo`, then eight of `hi`): every split of a vector's windows is in the same order, so compares and
+// blends work on them as they are and in_order puts the outputs right once, not every split (ConcatEven is a pack
+// and a permutation there). Other targets and narrower vectors: the splits themselves, in order.
 template <class D>
-constexpr bool kPackOrder = (HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX2) && sizeof(hn::TFromD<D>) == 1 &&
+constexpr bool kPackOrder = HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2 && sizeof(hn::TFromD<D>) == 1 &&
                             hn::MaxLanes(D()) >= 32;
 
 template <bool kOdd, class D>
 HWY_INLINE hn::Vec<D> split_pairs(D d, hn::Vec<D> hi, hn::Vec<D> lo) {
-#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX2
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
   if constexpr (kPackOrder<D>) {
     const hn::Repartition<uint16_t, D> dw;
     auto part = [&](hn::Vec<D> v) {  // the lane in each 16-bit unit's low byte
@@ -278,7 +278,7 @@ HWY_INLINE hn::Vec<D> split_pairs(D d, hn::Vec<D> hi, hn::Vec<D> lo) {
     };
     const auto a = part(lo), b = part(hi);
     using VU = hn::Vec<hn::RebindToUnsigned<D>>;
-#if HWY_TARGET == HWY_AVX3
+#if HWY_TARGET <= HWY_AVX3
     if constexpr (hn::MaxLanes(D()) == 64) return hn::BitCast(d, VU{_mm512_packus_epi16(a.raw, b.raw)});
 #endif
     if constexpr (hn::MaxLanes(D()) == 32) return hn::BitCast(d, VU{_mm256_packus_epi16(a.raw, b.raw)});
@@ -289,7 +289,7 @@ HWY_INLINE hn::Vec<D> split_pairs(D d, hn::Vec<D> hi, hn::Vec<D> lo) {
 
 template <class D>
 HWY_INLINE hn::Vec<D> in_order(D d, hn::Vec<D> v) {
-#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX2
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
   if constexpr (kPackOrder<D>) {
     const hn::Repartition<uint64_t, D> d64;
     if constexpr (hn::MaxLanes(D()) == 32) {
