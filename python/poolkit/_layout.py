@@ -59,7 +59,7 @@ class NumpyKind:
     compact = {"uint8": np.uint8, "int16": np.int16, "int32": np.int32}
 
     @staticmethod
-    def prepare(x):
+    def prepare(x, others=()):
         """Readies the core for an operator on x (host memory: nothing to do)."""
 
     @staticmethod
@@ -85,10 +85,15 @@ class TorchKind:
         return a.movedim(-1, 1) if channels_last and len(shape) >= 3 else a
 
     @staticmethod
-    def prepare(x):
+    def prepare(x, others=()):
         """Readies the core for an operator on x: a CUDA tensor's kernels run on its device, on PyTorch's current
-        stream there, ordered with the framework's own work."""
+        stream there, ordered with the framework's own work. The other CUDA tensors of the call must be on that
+        device (the core's views do not say which GPU holds them)."""
         if x.is_cuda:
+            for t in others:
+                if getattr(t, "is_cuda", False) and t.device != x.device:
+                    raise TypeError(f"poolkit: the tensors of one call must be on one device (got {x.device} and "
+                                    f"{t.device})")
             import torch
             from . import _core
             _core.set_cuda_stream(x.device.index, torch.cuda.current_stream(x.device).cuda_stream)

@@ -63,3 +63,14 @@ def test_output_dtype_is_input_dtype(dtype):
         assert out.dtype == dtype, f"{name}: {out.dtype} from {dtype}"
         (grad,) = torch.autograd.grad(out.float().sum(), x)
         assert grad.dtype == dtype, f"{name} backward: {grad.dtype} from {dtype}"
+
+
+def test_cuda_tensors_on_two_devices():
+    # No GPU needed: the check reads only each tensor's device, before the core is readied.
+    from types import SimpleNamespace
+
+    from poolkit._layout import TORCH
+    x = SimpleNamespace(is_cuda=True, device=torch.device("cuda:0"))
+    dy = SimpleNamespace(is_cuda=True, device=torch.device("cuda:1"))
+    with pytest.raises(TypeError, match="one device .got cuda:0 and cuda:1"):
+        TORCH.prepare(x, (dy,))
