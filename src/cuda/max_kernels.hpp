@@ -145,11 +145,9 @@ struct MaxBackward {
             // Undilated regular axes: compare the stored value with this cell's own code in window o, no
             // decoding; the window's first cell alone checks that the value names a cell of the window.
             int64_t v = load_argmax<I>(argmax, argmax_offset<I>(argmax, q.n, q.c, o0, o1, o2));
-            I j0 = q.a - (o0 * I(gp.axes[0].stride) - I(gp.axes[0].pad_lo));
-            I j1 = q.b - (o1 * I(gp.axes[1].stride) - I(gp.axes[1].pad_lo));
-            I j2 = q.d - (o2 * I(gp.axes[2].stride) - I(gp.axes[2].pad_lo));
-            if (j0 == taps_of<I>(gp.axes[0], o0).first && j1 == taps_of<I>(gp.axes[1], o1).first &&
-                j2 == taps_of<I>(gp.axes[2], o2).first && argmax_cell<I>(gp, flat_form, v, o0, o1, o2) < 0)
+            Taps<I> t0 = taps_of<I>(gp.axes[0], o0), t1 = taps_of<I>(gp.axes[1], o1), t2 = taps_of<I>(gp.axes[2], o2);
+            I j0 = q.a - t0.origin, j1 = q.b - t1.origin, j2 = q.d - t2.origin;
+            if (j0 == t0.first && j1 == t1.first && j2 == t2.first && argmax_cell<I>(gp, flat_form, v, o0, o1, o2) < 0)
               *error = 1;
             mine = v == (flat_form ? int64_t(self) : int64_t(local_tap<I>(gp, j0, j1, j2)));
           } else if (argmax.p) {
