@@ -141,13 +141,13 @@ void check_numel(const mxArray* a, int64_t n, const char* arg, const char* what)
                  std::to_string(mxGetNumberOfElements(a)));
 }
 
-template <class T>
-void copy_by_index(const WindowIndex& wi, const mxArray* indx, bool scatter, const T* src, T* dst, bool parallel) {
+template <bool kScatter, class T>
+void copy_by_index(const WindowIndex& wi, const mxArray* indx, const T* src, T* dst, bool parallel) {
   bool invalid = false;
   dispatch_taps(indx, [&](auto taps) {
     wi.for_each(taps, parallel, [&](int64_t y, int64_t x) {
       if (x < 0) invalid = true;
-      else if (scatter) dst[x] = src[y];
+      else if constexpr (kScatter) dst[x] = src[y];
       else dst[y] = src[x];
     });
   });
@@ -251,9 +251,9 @@ void maxunpool(int, mxArray** plhs, int nrhs, const mxArray** prhs, Outputs& out
     mxArray* Z = out.add(zeros(p.xdims, cls));
     WindowIndex wi(p);  // serial: where windows overlap, the last output in X's order wins, as Z(indx) = X does
     if (cls == mxSINGLE_CLASS)
-      copy_by_index(wi, indx, true, static_cast<const float*>(mxGetData(X)), static_cast<float*>(mxGetData(Z)), false);
+      copy_by_index<true>(wi, indx, static_cast<const float*>(mxGetData(X)), static_cast<float*>(mxGetData(Z)), false);
     else
-      copy_by_index(wi, indx, true, static_cast<const double*>(mxGetData(X)), static_cast<double*>(mxGetData(Z)), false);
+      copy_by_index<true>(wi, indx, static_cast<const double*>(mxGetData(X)), static_cast<double*>(mxGetData(Z)), false);
   }
   out.release(plhs);
 }
@@ -280,9 +280,9 @@ void maxunpool_backward(int, mxArray** plhs, int nrhs, const mxArray** prhs, Out
     mxArray* dX = out.add(uninit(p.ydims, cls));
     WindowIndex wi(p);
     if (cls == mxSINGLE_CLASS)
-      copy_by_index(wi, indx, false, static_cast<const float*>(mxGetData(dZ)), static_cast<float*>(mxGetData(dX)), true);
+      copy_by_index<false>(wi, indx, static_cast<const float*>(mxGetData(dZ)), static_cast<float*>(mxGetData(dX)), true);
     else
-      copy_by_index(wi, indx, false, static_cast<const double*>(mxGetData(dZ)), static_cast<double*>(mxGetData(dX)), true);
+      copy_by_index<false>(wi, indx, static_cast<const double*>(mxGetData(dZ)), static_cast<double*>(mxGetData(dX)), true);
   }
   out.release(plhs);
 }

@@ -38,18 +38,27 @@ class WindowIndex {
         base += coord_offset_[i][coord[i]];
         if (axis_of_[i] >= 0) origin[axis_of_[i]] = coord_origin_[i][coord[i]];
       }
+      const int64_t* inner_offset = coord_offset_[0].data();
+      const int64_t* tap_offset = tap_offset_.data();
+      const uint64_t cells = uint64_t(window_cells());
       for (int64_t q = q0; q < q1; ++q) {
-        for (int64_t k = 0; k < inner; ++k) {
-          int64_t y = q * inner + k;
-          int64_t t = int64_t(taps[y]);
-          if (axis_of_[0] >= 0) origin[axis_of_[0]] = coord_origin_[0][k];
-          bool ok = t >= 0 && t < window_cells();
-          if (ok && check_)
-            for (int a = 0; a < rank_; ++a) {
-              int64_t pos = origin[a] + tap_pos_[t * rank_ + a];
-              ok = ok && pos >= 0 && pos < in_[a];
+        const Tap* row = taps + q * inner;
+        if (!check_) {  // (no window reaches the padding: a tap is valid when it names a cell of the window)
+          for (int64_t k = 0; k < inner; ++k) {
+            const int64_t t = int64_t(row[k]);
+            f(q * inner + k, uint64_t(t) < cells ? base + inner_offset[k] + tap_offset[t] : int64_t(-1));
+          }
+        } else {
+          for (int64_t k = 0; k < inner; ++k) {
+            const int64_t t = int64_t(row[k]);
+            if (axis_of_[0] >= 0) origin[axis_of_[0]] = coord_origin_[0][k];
+            bool ok = uint64_t(t) < cells;
+            for (int a = 0; ok && a < rank_; ++a) {
+              const int64_t pos = origin[a] + tap_pos_[t * rank_ + a];
+              ok = pos >= 0 && pos < in_[a];
             }
-          f(y, ok ? base + coord_offset_[0][k] + tap_offset_[t] : int64_t(-1));
+            f(q * inner + k, ok ? base + inner_offset[k] + tap_offset[t] : int64_t(-1));
+          }
         }
         for (size_t i = 1; i < nd; ++i) {  // the next row: dimension i counts on, carrying into i + 1
           base -= coord_offset_[i][coord[i]];

@@ -55,6 +55,8 @@ cases = {
   bad, 'indx', @() poolkit.maxunpool(Y(:, :, :, 1:2), Ic(:, :, :, 1:2), info);
   'poolkit:badIndex', 'indx', @() poolkit.maxunpool(Y, Ic + 4, info);
   'poolkit:badIndex', 'indx', @() poolkit.maxunpool_backward(X, Ic + 4, info);
+  'poolkit:badIndex', 'indx', @() poolkit.maxunpool(Y, 0 * Ic + 4, info);  % every tap one past the window's last
+  'poolkit:badIndex', 'indx', @() poolkit.maxunpool_backward(X, 0 * Ic + 4, info);
   'poolkit:badIndex', 'indx', @() poolkit.maxpool_backward(Y, Ic + 4, info);
   bad, 'dY', @() poolkit.maxpool_backward(Y(:, :, :, 1:2), Ic, info);
   bad, 'dY', @() poolkit.avgpool_backward(Y(:, :, :, 1:2), size(X), 2, 'Stride', 2, f{:});
