@@ -3,6 +3,8 @@
 // row-sliced and strided views, all four float types, ties, NaN and -inf. Outputs are poisoned before each run; results must match bit for bit.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include <cstring>
 #include <random>
 
@@ -421,6 +423,29 @@ TEST_F(CpuFast, HalfTypesInBlocksMatchReference) {
         Shape ys{xs[0], xs[1], 32, 33};
         expect_max_and_avg_match(g, dt, xs, ys, lay, false, {DType::u8, DType::i64}, rng);
       }
+}
+
+// 16-bit 3x3 stride-2 planes whose first two columns are -inf: each first window holds nothing else, and its
+// left padding cell must give way to the row's first cell, which ties with it at -inf (the kernel's own padding
+// value); chunks of 32 outputs (70 columns: 35 outputs) end in a partial one.
+TEST_F(CpuFast, Kernel3Stride2HalfLeftEdgeMatchesReference) {
+  Geometry g = torch_geometry({9, 70}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, false);
+  const std::vector<int64_t> out = g.output_size();
+  for (DType dt : {DType::bf16, DType::f16}) {
+    SCOPED_TRACE(dtype_name(dt));
+    const Shape xs{1, 3, 9, 70}, ys{1, 3, out[0], out[1]};
+    Buf x = make(dt, xs, Layout::ChannelsFirst, false);
+    fill(x.view, rng, true);
+    for_each_index(xs, [&](const int64_t* i) {
+      if (i[3] <= 1) set(x.view, i, -INFINITY);
+    });
+    Buf y0 = make(dt, ys, Layout::ChannelsFirst, false), y1 = make(dt, ys, Layout::ChannelsFirst, false);
+    Buf a0 = make(DType::u8, ys, Layout::ChannelsFirst, false), a1 = make(DType::u8, ys, Layout::ChannelsFirst, false);
+    ref::max_pool_forward(g, x.view, y0.view, a0.view);
+    ASSERT_TRUE(cpu::max_pool_forward(g, x.view, y1.view, a1.view));
+    EXPECT_TRUE(same_bits(y0, y1));
+    EXPECT_TRUE(same_bits(a0, a1));
+  }
 }
 
 // Channels-first backward of overlapping windows with dx beyond 16 MiB, which the row accumulation writes (for
