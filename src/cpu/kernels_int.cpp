@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "src/cpu/k3s2_taps-inl.h"
 #include "src/cpu/kernels_forward-inl.h"
 #include "src/cpu/prefetch.hpp"
 
@@ -457,21 +458,18 @@ void int_k3s2_plane_argmax(D d, const K3S2ForwardJob& j) {
 
 #if HWY_TARGET == HWY_AVX3_DL
 // The same windows of 8-bit planes (with the one-byte argmax, int64 flat indices from it, or no index) by
-// AVX-512 VBMI byte permutes: a chunk of up to 64 outputs of a row reads the 128 cells from its first window's
-// first cell q = 2 o0 - pad_w in two masked loads (cells outside the row: the type's lowest), and one permute
-// each picks the windows' taps 0 and 1 (cells 2o and 2o + 1 of the 128); tap 2 the same way from q + 2. No
-// padded copies of the rows, one vector per 64 outputs. The rule is int_k3s2_plane_argmax's: each row's first
-// maximum over its three taps, then the rows in order, a row replacing only where greater; the left padding cell
-// gives way to tap 1 whatever its value, other padding cells are lowest and never greater. Chunks outer, output
-// rows inner: the bottom row's taps' maxima and codes stay in registers for the next output row.
+// AVX-512 VBMI byte permutes (RowTaps, k3s2_taps-inl.h): a chunk of up to 64 outputs of a row reads its 128 cells
+// in two masked loads (cells outside the row: the type's lowest), one permute a tap, no padded copies of the rows.
+// The rule is int_k3s2_plane_argmax's: each row's first maximum over its three taps, then the rows in order, a
+// row replacing only where greater; the left padding cell gives way to tap 1 whatever its value, other padding
+// cells are lowest and never greater. Chunks outer, output rows inner: the bottom row's taps' maxima and codes
+// stay in registers for the next output row.
 template <class T>
 class BytePlane {
+  using Taps = RowTaps<uint8_t>;
+
  public:
-  explicit BytePlane(const K3S2ForwardJob& j) : j_(j) {
-    alignas(64) uint8_t even[64], odd[64];
-    for (int i = 0; i < 64; ++i) even[i] = uint8_t(2 * i), odd[i] = uint8_t(2 * i + 1);
-    even_ = _mm512_load_si512(even), odd_ = _mm512_load_si512(odd);
-  }
+  explicit BytePlane(const K3S2ForwardJob& j) : j_(j) {}
 
   template <bool kArgmax>
   void run() const {
@@ -481,17 +479,18 @@ class BytePlane {
         j_.flat && j_.stream && reinterpret_cast<uintptr_t>(j_.flat) % 64 == 0 && OW % 8 == 0 && j_.y_row % 8 == 0;
     alignas(64) uint8_t codes[64 + 16] = {};  // (FlatRow reads up to 16 codes past the last)
     const __m512i k3 = _mm512_set1_epi8(3), k6 = _mm512_set1_epi8(6);
+    const T* x = static_cast<const T*>(j_.x);
     for (int64_t o0 = 0; o0 < OW; o0 += 64) {
-      const int64_t n = std::min<int64_t>(64, OW - o0), q = 2 * o0 - j_.pad_w;
-      const __mmask64 out = n == 64 ? ~__mmask64(0) : (__mmask64(1) << n) - 1;
-      const Taps taps{row_mask(q), row_mask(q + 64), row_mask(q + 2), row_mask(q + 66), __mmask64(q < 0 ? 1 : 0), q};
+      const int64_t n = std::min<int64_t>(64, OW - o0);
+      const __mmask64 out = first_lanes<__mmask64>(n);
+      const Taps taps(o0, j_.pad_w, j_.width);
       __m512i kept_m = _mm512_setzero_si512(), kept_c = kept_m;
       int64_t kept = std::numeric_limits<int64_t>::min();  // the input row whose taps' maxima are kept
       for (int64_t oh = 0; oh < OH; ++oh) {
         const int64_t top = 2 * oh - j_.pad_h;
         if (o0 == 0)
           for (int64_t r = top + 9; r < top + 11; ++r)
-            prefetch_plane_row(x(), j_.x_next, r, H, j_.x_row, j_.width);  // (4 rows on)
+            prefetch_plane_row(x, j_.x_next, r, H, j_.x_row, j_.width);  // (4 rows on)
         __m512i best = kept_m, code = kept_c;
         bool first = true;
         for (int jh = 0; jh < 3; ++jh) {
@@ -501,7 +500,7 @@ class BytePlane {
           if (jh == 0 && kept == r) {
             m = kept_m, c = kept_c;
           } else {
-            three<kArgmax>(taps, x() + r * j_.x_row, m, c);
+            three<kArgmax>(taps, x + r * j_.x_row, m, c);
           }
           if (jh == 2) kept_m = m, kept_c = c, kept = r;
           if (first) {  // (codes of rows 1 and 2: 3-5 and 6-8)
@@ -517,7 +516,7 @@ class BytePlane {
             _mm512_mask_storeu_epi8(j_.am + oh * j_.y_row + o0, out, code);
           } else {
             _mm512_store_si512(codes, code);
-            flat.store(codes, n, top * j_.width + q, j_.flat + oh * j_.y_row + o0, stream);
+            flat.store(codes, n, top * j_.width + taps.first_cell(), j_.flat + oh * j_.y_row + o0, stream);
           }
         }
       }
@@ -526,19 +525,6 @@ class BytePlane {
   }
 
  private:
-  struct Taps {
-    __mmask64 a, b, a2, b2;  // the cells inside the row of each load
-    __mmask64 left;          // lane 0 when its tap 0 is the padding cell before the row
-    int64_t q;
-  };
-  const T* x() const { return static_cast<const T*>(j_.x); }
-  // lanes i of a load from cell c on that lie inside the row: 0 <= c + i < width
-  __mmask64 row_mask(int64_t c) const {
-    const int64_t lo = std::clamp<int64_t>(-c, 0, 64), hi = std::clamp<int64_t>(j_.width - c, 0, 64);
-    if (hi <= lo) return 0;
-    const __mmask64 below_hi = hi == 64 ? ~__mmask64(0) : (__mmask64(1) << hi) - 1;
-    return below_hi & ~((__mmask64(1) << lo) - 1);
-  }
   static __mmask64 gt(__m512i a, __m512i b) {
     if constexpr (std::is_signed_v<T>) return _mm512_cmpgt_epi8_mask(a, b);
     else return _mm512_cmpgt_epu8_mask(a, b);
@@ -549,19 +535,15 @@ class BytePlane {
   }
   // the three taps of one input row for the chunk's windows: their maximum m and (kArgmax) its code c, 0-2
   template <bool kArgmax>
-  HWY_INLINE void three(const Taps& t, const T* row, __m512i& m, __m512i& c) const {
-    const __m512i lowest = _mm512_set1_epi8(char(std::numeric_limits<T>::lowest()));
-    const __m512i a = _mm512_mask_loadu_epi8(lowest, t.a, row + t.q),
-                  b = _mm512_mask_loadu_epi8(lowest, t.b, row + t.q + 64),
-                  a2 = _mm512_mask_loadu_epi8(lowest, t.a2, row + t.q + 2),
-                  b2 = _mm512_mask_loadu_epi8(lowest, t.b2, row + t.q + 66);
-    const __m512i t0 = _mm512_permutex2var_epi8(a, even_, b), t1 = _mm512_permutex2var_epi8(a, odd_, b),
-                  t2 = _mm512_permutex2var_epi8(a2, even_, b2);
+  HWY_INLINE void three(const Taps& taps, const T* row, __m512i& m, __m512i& c) const {
+    __m512i t0, t1, t2;
+    taps.load(reinterpret_cast<const uint8_t*>(row), _mm512_set1_epi8(char(std::numeric_limits<T>::lowest())), t0, t1,
+              t2);
     if constexpr (!kArgmax) {
       m = max(max(t0, t1), t2);
       return;
     }
-    const __mmask64 take1 = gt(t1, t0) | t.left;
+    const __mmask64 take1 = gt(t1, t0) | taps.left();
     m = _mm512_mask_blend_epi8(take1, t0, t1);
     c = _mm512_maskz_mov_epi8(take1, _mm512_set1_epi8(1));
     const __mmask64 take2 = gt(t2, m);
@@ -570,7 +552,6 @@ class BytePlane {
   }
 
   const K3S2ForwardJob& j_;
-  __m512i even_, odd_;
 };
 #endif
 

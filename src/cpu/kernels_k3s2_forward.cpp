@@ -15,6 +15,7 @@
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
 #include <hwy/highway.h>
 
+#include "src/cpu/k3s2_taps-inl.h"
 #include "src/cpu/kernels-inl.h"
 #include "src/cpu/prefetch.hpp"
 
@@ -58,31 +59,29 @@ HWY_INLINE void k3s2_output(const K3S2ForwardJob& j, int64_t oh, int64_t ow) {
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
 // 16-bit floats (bfloat16, float16) on AVX-512 without widening: each value compared as a 16-bit integer key
 // (its magnitude, negated for a set sign bit, so -0 and +0 tie; every NaN the largest key, 0x7FFF), 32 windows a
-// vector. A chunk of up to 32 outputs of a row reads the 64 cells from its first window's first cell q = 2 o0 -
-// pad_w in two masked loads (cells outside the row: -inf), and one word permute each picks taps 0 and 1 (cells 2o,
-// 2o + 1), tap 2 the same way from q + 2. The rule is the float kernel's: where a tap's key is greater, or it is
-// NaN, it replaces the maximum (the first maximum, the last NaN), each row's three taps, then the rows in order;
-// the left padding cell gives way to tap 1, the -inf past the row never replaces. Chunks outer, output rows inner:
-// the bottom row's maximum, bits and codes stay in registers for the next output row.
+// vector, their taps from word permutes (RowTaps, k3s2_taps-inl.h; cells outside the row: -inf). The rule is the
+// float kernel's: where a tap's key is greater, or it is NaN, it replaces the maximum (the first maximum, the last
+// NaN), each row's three taps, then the rows in order; the left padding cell gives way to tap 1, the -inf past the
+// row never replaces. The selected cell's own bits travel beside its key. Chunks outer, output rows inner: the
+// bottom row's maximum stays in registers for the next output row.
 template <class S>
 class HalfPlane {
   static constexpr uint16_t kInf = std::is_same_v<S, bfloat16> ? 0x7F80 : 0x7C00;
+  using Taps = RowTaps<uint16_t>;
+  struct Max {
+    __m512i key, bits, code;
+  };
 
  public:
-  explicit HalfPlane(const K3S2ForwardJob& j) : j_(j) {
-    alignas(64) uint16_t even[32], odd[32];
-    for (int i = 0; i < 32; ++i) even[i] = uint16_t(2 * i), odd[i] = uint16_t(2 * i + 1);
-    even_ = _mm512_load_si512(even), odd_ = _mm512_load_si512(odd);
-  }
+  explicit HalfPlane(const K3S2ForwardJob& j) : j_(j) {}
 
   void run() const {
     const int64_t OW = j_.out_w, OH = j_.out_h, H = j_.height;
     const __m512i k3 = _mm512_set1_epi16(3), k6 = _mm512_set1_epi16(6);
     const uint16_t* x = static_cast<const uint16_t*>(j_.x);
     for (int64_t o0 = 0; o0 < OW; o0 += 32) {
-      const int64_t n = std::min<int64_t>(32, OW - o0), q = 2 * o0 - j_.pad_w;
-      const __mmask32 out = n == 32 ? ~__mmask32(0) : (__mmask32(1) << n) - 1;
-      const Taps taps{row_mask(q), row_mask(q + 32), row_mask(q + 2), row_mask(q + 34), __mmask32(q < 0 ? 1 : 0), q};
+      const __mmask32 out = first_lanes<__mmask32>(std::min<int64_t>(32, OW - o0));
+      const Taps taps(o0, j_.pad_w, j_.width);
       Max kept{};
       int64_t kept_row = std::numeric_limits<int64_t>::min();
       for (int64_t oh = 0; oh < OH; ++oh) {
@@ -113,20 +112,6 @@ class HalfPlane {
   }
 
  private:
-  struct Taps {
-    __mmask32 a, b, a2, b2;  // the cells inside the row of each load
-    __mmask32 left;          // lane 0 when its tap 0 is the padding cell before the row
-    int64_t q;
-  };
-  struct Max {
-    __m512i key, bits, code;
-  };
-  // lanes i of a load from cell c on that lie inside the row: 0 <= c + i < width
-  __mmask32 row_mask(int64_t c) const {
-    const int64_t lo = std::clamp<int64_t>(-c, 0, 32), hi = std::clamp<int64_t>(j_.width - c, 0, 32);
-    if (hi <= lo) return 0;
-    return __mmask32((uint64_t(1) << hi) - 1) & ~__mmask32((uint64_t(1) << lo) - 1);
-  }
   static __mmask32 nan(__m512i key) { return _mm512_cmpeq_epi16_mask(key, _mm512_set1_epi16(0x7FFF)); }
   static __m512i key(__m512i v) {
     const __m512i mag = _mm512_and_si512(v, _mm512_set1_epi16(0x7FFF));
@@ -134,16 +119,11 @@ class HalfPlane {
     return _mm512_mask_mov_epi16(k, _mm512_cmpgt_epi16_mask(mag, _mm512_set1_epi16(kInf)), _mm512_set1_epi16(0x7FFF));
   }
   // the three taps of one input row for the chunk's windows: the maximum's key, bits and code (0-2)
-  HWY_INLINE Max three(const Taps& t, const uint16_t* row) const {
-    const __m512i minus_inf = _mm512_set1_epi16(short(0x8000 | kInf));
-    const __m512i a = _mm512_mask_loadu_epi16(minus_inf, t.a, row + t.q),
-                  b = _mm512_mask_loadu_epi16(minus_inf, t.b, row + t.q + 32),
-                  a2 = _mm512_mask_loadu_epi16(minus_inf, t.a2, row + t.q + 2),
-                  b2 = _mm512_mask_loadu_epi16(minus_inf, t.b2, row + t.q + 34);
-    const __m512i v0 = _mm512_permutex2var_epi16(a, even_, b), v1 = _mm512_permutex2var_epi16(a, odd_, b),
-                  v2 = _mm512_permutex2var_epi16(a2, even_, b2);
+  HWY_INLINE Max three(const Taps& taps, const uint16_t* row) const {
+    __m512i v0, v1, v2;
+    taps.load(row, _mm512_set1_epi16(short(0x8000 | kInf)), v0, v1, v2);
     const __m512i k0 = key(v0), k1 = key(v1), k2 = key(v2);
-    const __mmask32 take1 = _mm512_cmpgt_epi16_mask(k1, k0) | nan(k1) | t.left;
+    const __mmask32 take1 = _mm512_cmpgt_epi16_mask(k1, k0) | nan(k1) | taps.left();
     Max m{_mm512_mask_mov_epi16(k0, take1, k1), _mm512_mask_mov_epi16(v0, take1, v1),
           _mm512_maskz_mov_epi16(take1, _mm512_set1_epi16(1))};
     const __mmask32 take2 = _mm512_cmpgt_epi16_mask(k2, m.key) | nan(k2);
@@ -153,7 +133,6 @@ class HalfPlane {
   }
 
   const K3S2ForwardJob& j_;
-  __m512i even_, odd_;
 };
 #endif
 
