@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
 """Runs `poolkit bench` several times at 2 threads and once at 1, and prints the markdown table of bench/RESULTS.md.
 
-Each run measures a plain memcpy and the read and write bandwidths just before each row; a row's fraction of
-copy is against that copy, its fraction of the limit is its limit time (bytes read / read bandwidth + bytes
-written / write bandwidth) over its time. The table gives per row the median over the 2-thread runs of the time
-and of both fractions, the range of the fraction of the limit, the 1-thread run, and the 2-thread median's
-speed-up over 1 thread. On a shared machine whose bandwidth
+Each run measures a plain memcpy just before each row and the read and write bandwidths before and after it (their
+mean; a row run again where they disagree); a row's fraction of copy is against that copy, its fraction of the
+limit is its limit time (bytes read / read bandwidth + bytes written / write bandwidth) over its time. The table
+gives per row the median over the 2-thread runs of the time and of both fractions, the range of the fraction of
+the limit, the 1-thread run, and the 2-thread median's speed-up over 1 thread. On a shared machine whose bandwidth
 drifts, the median of several runs says more than any one run.
 
     python3 bench/bench_table.py --runs 3 [--poolkit build/cpu/tools/poolkit] [bench options...]

@@ -3,6 +3,7 @@
 // bandwidth, and against its limit time (bytes read / read bandwidth + bytes written / write bandwidth); the
 // bandwidths are measured just before each row (this machine's bandwidth drifts within a run).
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <functional>
@@ -44,9 +45,10 @@ void usage(FILE* out) {
                "prints, for each operator: the median time, the effective bandwidth (inputs read once, outputs\n"
                "written once, indices at their stored width), the bandwidth of a plain memcpy measured just before\n"
                "it (bytes read + written) and the fraction of that copy the operator reached; then the limit time\n"
-               "(bytes read / read bandwidth + bytes written / write bandwidth, both measured just before the row\n"
-               "on the kernels' threads: a vectorised sum and streaming stores over 256 MiB) and the fraction of\n"
-               "it reached (limit time / median time). Progress goes to stderr.\n"
+               "(bytes read / read bandwidth + bytes written / write bandwidth, each the mean of its measures just\n"
+               "before and just after the row on the kernels' threads: a vectorised sum and streaming stores over\n"
+               "256 MiB; a row whose measures before and after differ by more than 15%% is run again, up to three\n"
+               "times) and the fraction of it reached (limit time / median time). Progress goes to stderr.\n"
                "\n"
                "  --case NAME   only this case (repeatable)\n"
                "  --op OP       only operators whose name starts with OP (repeatable): max-fwd, max-fwd-u8,\n"
@@ -260,8 +262,8 @@ int bench(int argc, char** argv) {
   for (const Case& c : chosen) total += int(c.ops.size() * c.dtypes.size() * layouts.size());
   Bandwidth bw;
   std::printf("poolkit bench: %d thread(s); outputs %s; before each row a plain memcpy (1 thread, bytes read + written), a\n"
-              "sum (read) and streaming stores (write) on the kernels' threads; limit = read / read GB/s + written /\n"
-              "write GB/s\n\n",
+              "sum (read) and streaming stores (write) on the kernels' threads, before and after it (their mean; a\n"
+              "row run again where they differ by over 15%%); limit = read / read GB/s + written / write GB/s\n\n",
               num_threads(), o.fresh ? "allocated anew for each call (--fresh-outputs)" : "warm, reused");
   std::printf("%-12s %-6s %-42s %10s %9s %9s %8s %8s %8s %9s %8s\n", "case", "layout", "operator", "median ms", "GB/s",
               "copy GB/s", "of copy", "read GB/s", "write GB/s", "limit ms", "of limit");
@@ -274,9 +276,19 @@ int bench(int argc, char** argv) {
           std::fprintf(stderr, "\r[%3d/%3d] %s %s %s ...%20s", done, total, c.name,
                        layout == Layout::ChannelsLast ? "nhwc" : "nchw", op.c_str(), "");
           std::fflush(stderr);
-          const double copy_bw = bw.copy(o.reps), read_bw = bw.read(o.reps, num_threads()),
-                       write_bw = bw.write(o.reps, num_threads());
-          Row r = run_op(c, g, op, dt, layout, o.reps, o.fresh);
+          // (the memory's pace on a shared machine moves between seconds: a row is kept when the probes before
+          // and after it agree, else run again, the third time kept whatever they say)
+          double copy_bw = 0, read_bw = 0, write_bw = 0;
+          Row r;
+          for (int attempt = 1;; ++attempt) {
+            copy_bw = bw.copy(o.reps);
+            const double read0 = bw.read(o.reps, num_threads()), write0 = bw.write(o.reps, num_threads());
+            r = run_op(c, g, op, dt, layout, o.reps, o.fresh);
+            const double read1 = bw.read(o.reps, num_threads()), write1 = bw.write(o.reps, num_threads());
+            read_bw = (read0 + read1) / 2, write_bw = (write0 + write1) / 2;
+            auto agree = [](double a, double b) { return std::abs(a - b) <= 0.15 * std::max(a, b); };
+            if ((agree(read0, read1) && agree(write0, write1)) || attempt == 3) break;
+          }
           const double rate = double(r.read + r.written) / r.seconds;
           const double limit = double(r.read) / read_bw + double(r.written) / write_bw;
           std::fprintf(stderr, "\r%70s\r", "");
