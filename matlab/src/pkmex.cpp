@@ -250,10 +250,9 @@ void maxunpool(int, mxArray** plhs, int nrhs, const mxArray** prhs, Outputs& out
     }
     mxArray* Z = out.add(zeros(p.xdims, cls));
     WindowIndex wi(p);  // serial: where windows overlap, the last output in X's order wins, as Z(indx) = X does
-    if (cls == mxSINGLE_CLASS)
-      copy_by_index<true>(wi, indx, static_cast<const float*>(mxGetData(X)), static_cast<float*>(mxGetData(Z)), false);
-    else
-      copy_by_index<true>(wi, indx, static_cast<const double*>(mxGetData(X)), static_cast<double*>(mxGetData(Z)), false);
+    with_float(X, [&](auto* x) {
+      copy_by_index<true>(wi, indx, x, static_cast<decltype(x)>(mxGetData(Z)), false);
+    });
   }
   out.release(plhs);
 }
@@ -279,10 +278,9 @@ void maxunpool_backward(int, mxArray** plhs, int nrhs, const mxArray** prhs, Out
     check_compact(indx, p);
     mxArray* dX = out.add(uninit(p.ydims, cls));
     WindowIndex wi(p);
-    if (cls == mxSINGLE_CLASS)
-      copy_by_index<false>(wi, indx, static_cast<const float*>(mxGetData(dZ)), static_cast<float*>(mxGetData(dX)), true);
-    else
-      copy_by_index<false>(wi, indx, static_cast<const double*>(mxGetData(dZ)), static_cast<double*>(mxGetData(dX)), true);
+    with_float(dZ, [&](auto* dz) {
+      copy_by_index<false>(wi, indx, dz, static_cast<decltype(dz)>(mxGetData(dX)), true);
+    });
   }
   out.release(plhs);
 }

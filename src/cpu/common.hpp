@@ -16,8 +16,7 @@
 namespace poolkit::cpu {
 
 // Outputs beyond half the L3 are not read back soon: their stores go past the cache (streaming stores; see
-// forward.cpp for the input's share). Tests
-// lower the threshold to reach those paths on small tensors.
+// simd_forward for the input's share). Tests lower the threshold to reach those paths on small tensors.
 inline std::atomic<int64_t> stream_threshold_bytes{int64_t(16) << 20};
 inline bool past_cache(int64_t bytes) { return bytes > stream_threshold_bytes.load(std::memory_order_relaxed); }
 

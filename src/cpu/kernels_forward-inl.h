@@ -81,7 +81,8 @@ HWY_INLINE int64_t walk_vectors(int64_t N, int64_t vec_end, int ntaps, F&& vecto
 // streams (one per tap row), too many for the hardware prefetcher to run far enough ahead on its own. One
 // request per line of the row's input ranges (the taps' ranges merged) that the row before did not ask for. Long
 // rows (channels-last) whose windows overlap the row before's are left to the hardware prefetcher, except for
-// 8-bit types: asking for them cost 3x3 windows 1.3-1.5x (resnet-stem max, overlap-avg average; Zen 4).
+// 8-bit types: asking for them cost 3x3 windows 1.3-1.5x (resnet-stem max, overlap-avg average; Zen 4), float32
+// and 16-bit ones 1.1-1.3x on Zen 5, where 8-bit ones gained 1.2-1.5x (resnet-stem NHWC).
 template <class S>
 class RowPrefetch {
  public:
@@ -113,9 +114,7 @@ class RowPrefetch {
     int64_t all = 0, fresh = 0;
     for (int i = 0; i < m; ++i) all += taps[i].hi - taps[i].lo;
     for (int i = 0; i < parts_; ++i) fresh += part_[i].hi - part_[i].lo;
-    // Long rows of overlapping windows are left to the hardware prefetcher, but for 8-bit types (asking for them
-    // cost float32 and 16-bit 3x3 windows 1.1-1.3x on Zen 5, where 8-bit ones gained 1.2-1.5x: resnet-stem NHWC)
-    if (span >= kLongRow && fresh < all && sizeof(S) > 1) parts_ = 0;
+    if (span >= kLongRow && fresh < all && sizeof(S) > 1) parts_ = 0;  // (long rows of overlapping windows)
   }
   void operator()(int64_t row) const {
     if (row + kAhead >= j_.rows) return;
