@@ -164,6 +164,23 @@ def _refused(fn, words):
         assert w in str(e.value), (w, str(e.value))
 
 
+def test_quantized_tensors_go_through_their_integer_values():
+    """A quantized tensor is refused by name; its integer values (`int_repr()`, the scale and zero point kept
+    beside them) pool to torch's own quantized max_pool2d, bit for bit."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (torch 2.15 deprecates quantized tensors on creation)
+        x = torch.randn(2, 3, 9, 11, generator=torch.Generator().manual_seed(5))
+        for dtype, zero in ((torch.quint8, 128), (torch.qint8, 0)):
+            q = torch.quantize_per_tensor(x, 0.05, zero, dtype)
+            _refused(lambda: pt.max_pool2d(q, 3, 2, 1), ["input", str(dtype).replace("torch.", "")])
+            want = F.max_pool2d(q, 3, 2, 1)
+            got = pt.max_pool2d(q.int_repr(), 3, 2, 1)
+            assert torch.equal(got, want.int_repr())
+            assert torch.equal(torch._make_per_tensor_quantized_tensor(got, q.q_scale(), q.q_zero_point()), want)
+
+
 def test_refusals():
     xi = torch.zeros(1, 2, 4, 4, dtype=torch.int32)
     xl = xi.long()
