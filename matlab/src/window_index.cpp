@@ -17,6 +17,14 @@ WindowIndex::WindowIndex(const Plan& p)
       coord_origin_[i].push_back(pos);
     }
   }
+  lead_offset_ = coord_offset_[0];
+  while (lead_ < nd && int64_t(lead_offset_.size()) * p.ydims[lead_] <= kLeadCells) {
+    std::vector<int64_t> merged;  // column-major: dimension lead_ varies slowest
+    for (int64_t off : coord_offset_[lead_])
+      for (int64_t o : lead_offset_) merged.push_back(o + off);
+    lead_offset_ = std::move(merged);
+    ++lead_;
+  }
   int64_t cells = p.g.window_cells();
   tap_offset_.assign(cells, 0);
   tap_pos_.assign(cells * rank_, 0);

@@ -21,8 +21,9 @@ class WindowIndex {
   // X (outside the window or in the padding). Threads split the outputs when `parallel`.
   template <class Tap, class F>
   void for_each(const Tap* taps, bool parallel, F&& f) const {
-    const int64_t inner = ydims_[0], outer = total_ / inner;
-    const size_t nd = ydims_.size();
+    // a row: the leading dimensions merged (lead_ of them) where taps need no check, else dimension 0 alone
+    const size_t first = check_ ? 1 : lead_, nd = ydims_.size();
+    const int64_t inner = check_ ? ydims_[0] : int64_t(lead_offset_.size()), outer = total_ / inner;
     const int threads = poolkit::num_threads();  // poolkit's thread count, as the other MEX loops
     std::vector<int64_t> coords(size_t(threads) * nd);  // allocated here: nothing throws below
 #pragma omp parallel num_threads(threads) if (parallel && outer > 1)
@@ -32,13 +33,13 @@ class WindowIndex {
       const int64_t q0 = outer * me / threads, q1 = outer * (me + 1) / threads;
       int64_t* coord = coords.data() + size_t(me) * nd;
       int64_t base = 0, origin[3] = {0, 0, 0};
-      for (size_t i = 1, rest = size_t(q0); i < nd; ++i) {
+      for (size_t i = first, rest = size_t(q0); i < nd; ++i) {
         coord[i] = int64_t(rest % size_t(ydims_[i]));
         rest /= size_t(ydims_[i]);
         base += coord_offset_[i][coord[i]];
         if (axis_of_[i] >= 0) origin[axis_of_[i]] = coord_origin_[i][coord[i]];
       }
-      const int64_t* inner_offset = coord_offset_[0].data();
+      const int64_t* inner_offset = check_ ? coord_offset_[0].data() : lead_offset_.data();
       const int64_t* tap_offset = tap_offset_.data();
       const uint64_t cells = uint64_t(window_cells());
       for (int64_t q = q0; q < q1; ++q) {
@@ -60,7 +61,7 @@ class WindowIndex {
             f(q * inner + k, ok ? base + inner_offset[k] + tap_offset[t] : int64_t(-1));
           }
         }
-        for (size_t i = 1; i < nd; ++i) {  // the next row: dimension i counts on, carrying into i + 1
+        for (size_t i = first; i < nd; ++i) {  // the next row: dimension i counts on, carrying into i + 1
           base -= coord_offset_[i][coord[i]];
           coord[i] = coord[i] + 1 == ydims_[i] ? 0 : coord[i] + 1;
           base += coord_offset_[i][coord[i]];
@@ -81,6 +82,11 @@ class WindowIndex {
   std::vector<std::vector<int64_t>> coord_offset_;  // [dim][coord]: offset in X of that output coordinate
   std::vector<std::vector<int64_t>> coord_origin_;  // [dim][coord]: window origin (pooled dims)
   std::vector<int64_t> tap_offset_, tap_pos_;       // [tap], [tap * rank + axis]
+  // Unchecked walks take rows of the first lead_ dimensions together (up to kLeadCells outputs; seed 000's
+  // 16x16 planes are rows of 256 rather than 16): lead_offset_[k] is the offset in X of row cell k.
+  static constexpr int64_t kLeadCells = 4096;
+  size_t lead_ = 1;
+  std::vector<int64_t> lead_offset_;
 };
 
 }  // namespace pkmex
