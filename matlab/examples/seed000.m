@@ -4,12 +4,14 @@
 % here in the same session twice: into warm, reused buffers, and with --fresh-outputs (each call's outputs
 % allocated anew, as a host returning new arrays must). Run from the repository root after build.m:
 %   octave-cli matlab/examples/seed000.m
-% Times are medians of `reps` calls after one warm-up. Octave runs +poolkit/pkmex.oct (no copy of the outputs);
+% Times are medians over `reps` rounds after a warm-up round, each round calling every row once in turn (the
+% machine's memory may change pace within seconds; alternating keeps the rows' ratios within one state), and
+% the bench rows the mean of a run before and a run after them. Octave runs +poolkit/pkmex.oct (no copy of the outputs);
 % each call's outputs are fresh arrays, whose pages the kernel zeroes on first write: the 'fresh array' rows time
 % zeros() of the output's size in Octave.
 here = fileparts(mfilename('fullpath'));
 addpath(fullfile(here, '..'), here);  % poolkit, and median_ms.m beside this file
-reps = 7;
+reps = 15;
 H = 32; W = 32; C = 2; B = 16384;
 randn('seed', 0);
 X = single(randn(H, W, C, B));
@@ -73,11 +75,13 @@ for d = {getenv('POOLKIT_BUILD_DIR'), fullfile(root, 'build', 'release'), fullfi
     break;
   end
 end
-bench_out = ''; bench_fresh = '';
-if ~isempty(bench)
-  [~, bench_out] = system([bench ' bench --case seed --layout nchw 2>/dev/null']);
-  [~, bench_fresh] = system([bench ' bench --case seed --layout nchw --fresh-outputs 2>/dev/null']);
+function [warm, fresh] = run_bench(bench)
+  warm = ''; fresh = '';
+  if isempty(bench), return; end
+  [~, warm] = system([bench ' bench --case seed --layout nchw 2>/dev/null']);
+  [~, fresh] = system([bench ' bench --case seed --layout nchw --fresh-outputs 2>/dev/null']);
 end
+[bench_out, bench_fresh] = run_bench(bench);
 % the median ms of a bench row (NaN where the run has none)
 function ms = bench_ms(out, row)
   ms = NaN;
@@ -85,20 +89,25 @@ function ms = bench_ms(out, row)
   m = regexp(out, ['nchw\s+' regexprep(row, '\+', '\\+') '( float32)?\s+([0-9.]+)'], 'tokens', 'once');
   if ~isempty(m), ms = str2double(m{end}); end
 end
-printf('seed 000 in Octave %s: X = single(randn(32, 32, 2, 16384)), ''SSCB'', 2x2 stride 2; median of %d, ms\n', ...
+printf('seed 000 in Octave %s: X = single(randn(32, 32, 2, 16384)), ''SSCB'', 2x2 stride 2; median of %d rounds, ms\n', ...
        version(), reps);
-t = zeros(size(rows, 1), 1);
-for k = 1:size(rows, 1)
-  t(k) = median_ms(rows{k, 2}, reps);
+nk = size(rows, 1) - 2;  % the poolkit rows in rounds; the fresh arrays (Octave's zeros) after them
+times = zeros(nk, reps + 1);
+for r = 1:reps + 1
+  for k = 1:nk
+    t0 = tic; rows{k, 2}(); times(k, r) = toc(t0) * 1000;
+  end
 end
+t = [median(times(:, 2:end), 2); median_ms(rows{end - 1, 2}, reps); median_ms(rows{end, 2}, reps)];
+[bench_out2, bench_fresh2] = run_bench(bench);
 tp = zeros(size(plain, 1), 1);
 for k = 1:size(plain, 1)
   tp(k) = median_ms(plain{k, 2}, 3);
 end
 tb_all = NaN(numel(t), 1); tf_all = NaN(numel(t), 1);
 for k = 1:numel(t)
-  tb_all(k) = bench_ms(bench_out, rows{k, 3});
-  tf_all(k) = bench_ms(bench_fresh, rows{k, 3});
+  tb_all(k) = (bench_ms(bench_out, rows{k, 3}) + bench_ms(bench_out2, rows{k, 3})) / 2;
+  tf_all(k) = (bench_ms(bench_fresh, rows{k, 3}) + bench_ms(bench_fresh2, rows{k, 3})) / 2;
 end
 printf('%-30s %8s %9s   %-22s %10s %9s %10s %9s\n', 'poolkit MEX call', 'ms', 'x maxpool', 'poolkit bench row', ...
        'warm ms', 'MEX/warm', 'fresh ms', 'MEX/fresh');
@@ -120,7 +129,7 @@ copy = {};
 if ~isempty(copies), copy = {sprintf('%.1f', max(cellfun(@(c) str2double(c{1}), copies)))}; end
 csv = fullfile(root, 'bench', 'RESULTS-octave-seed000.csv');
 f = fopen(csv, 'w');
-fprintf(f, '# seed000.m in Octave %s, median of %d; copy GB/s %s\n', version(), reps, ...
+fprintf(f, '# seed000.m in Octave %s, median of %d rounds; copy GB/s %s\n', version(), reps, ...
         ifelse_text(copy, 'n/a'));
 fprintf(f, 'call,bytes,poolkit_mex_ms,plain_octave_ms,poolkit_bench_ms,poolkit_bench_fresh_ms\n');
 for k = 1:numel(t) - 2  % (not the fresh-array rows)
@@ -132,5 +141,7 @@ py = getenv('POOLKIT_PYTHON');
 if isempty(py), py = 'python3'; end
 printf('\nwrote %s; charts: %s bench/octave_charts.py %s\n', csv, py, csv);
 system([py ' ' fullfile(root, 'bench', 'octave_charts.py') ' ' csv]);
-printf('\n%s bench --case seed --layout nchw\n%s', bench, bench_out);
-printf('\n%s bench --case seed --layout nchw --fresh-outputs\n%s', bench, bench_fresh);
+for b = {bench_out, bench_fresh; bench_out2, bench_fresh2}'
+  printf('\n%s bench --case seed --layout nchw\n%s', bench, b{1});
+  printf('\n%s bench --case seed --layout nchw --fresh-outputs\n%s', bench, b{2});
+end
