@@ -20,6 +20,8 @@ if nargout < 2
   Y = poolkit.pkmex('maxpool', X, poolsize, args{:});
 else
   [Y, indx] = poolkit.pkmex('maxpool', X, poolsize, args{:});
+end
+if nargout > 2
   inputSize = size(X);
   compact = find(strcmpi(args(1:2:end), 'Indices'), 1, 'last');
   if ~isempty(compact) && strcmpi(args{2 * compact}, 'compact')
