@@ -32,12 +32,23 @@ def _physical(shape, channels_last):
     return shape
 
 
-def _cached(phys, itemsize, typed):
-    """An uninitialised array of shape phys from the memory cache (typed(raw uint8) gives it its dtype), or None
-    when it is too small to be worth caching."""
+def layout_strides(shape, channels_last):
+    """Element strides of shape laid out contiguously in _physical's order."""
+    phys = _physical(tuple(shape), channels_last)
+    strides, step = [0] * len(phys), 1
+    for i in reversed(range(len(phys))):
+        strides[i], step = step, step * max(phys[i], 1)
+    if channels_last and len(shape) >= 3:
+        strides = [strides[0], strides[-1]] + strides[1:-1]
+    return tuple(strides)
+
+
+def _cached_bytes(count, itemsize):
+    """Uninitialised bytes (a uint8 NumPy array) for count elements from the memory cache, or None when that is
+    too small to be worth caching."""
     from . import _core
-    nbytes = int(np.prod(phys, dtype=np.int64)) * itemsize
-    return typed(_core.empty_bytes(nbytes)).reshape(phys) if nbytes >= CACHED_BYTES else None
+    nbytes = count * itemsize
+    return _core.empty_bytes(nbytes) if nbytes >= CACHED_BYTES else None
 
 
 class NumpyKind:
@@ -47,8 +58,8 @@ class NumpyKind:
     def empty(shape, dtype, channels_last, like=None):
         shape = tuple(int(s) for s in shape)
         phys = _physical(shape, channels_last)
-        a = _cached(phys, np.dtype(dtype).itemsize, lambda raw: raw.view(dtype))
-        a = np.empty(phys, dtype=dtype) if a is None else a
+        raw = _cached_bytes(int(np.prod(phys, dtype=np.int64)), np.dtype(dtype).itemsize)
+        a = np.empty(phys, dtype=dtype) if raw is None else raw.view(dtype).reshape(phys)
         return np.moveaxis(a, -1, 1) if channels_last and len(shape) >= 3 else a
 
     @staticmethod
@@ -72,17 +83,20 @@ class TorchKind:
 
     @staticmethod
     def empty(shape, dtype, channels_last, like=None):
-        """On like's device (host memory when like is None); host outputs may come from the memory cache."""
+        """On like's device (host memory when like is None); host outputs may come from the memory cache. A tensor
+        of its own, not a view: autograd lets a caller modify an operator's output in place only then."""
         import torch
         shape = tuple(int(s) for s in shape)
-        phys = _physical(shape, channels_last)
-        if like is not None and like.device.type != "cpu":
-            a = torch.empty(phys, dtype=dtype, device=like.device)
-        else:
-            itemsize = torch.empty((), dtype=dtype).element_size()
-            a = _cached(phys, itemsize, lambda raw: torch.from_numpy(raw).view(dtype))
-            a = torch.empty(phys, dtype=dtype) if a is None else a
-        return a.movedim(-1, 1) if channels_last and len(shape) >= 3 else a
+        strides = layout_strides(shape, channels_last)
+        device = like.device if like is not None else "cpu"
+        raw = None
+        if torch.device(device).type == "cpu":
+            raw = _cached_bytes(int(np.prod(shape, dtype=np.int64)), torch.empty((), dtype=dtype).element_size())
+        if raw is None:
+            return torch.empty_strided(shape, strides, dtype=dtype, device=device)
+        block = torch.from_numpy(raw).view(dtype)  # keeps the cache's block alive through its storage
+        storage = block.untyped_storage() if hasattr(block, "untyped_storage") else block.storage()  # torch 1.13
+        return torch.empty(0, dtype=dtype).set_(storage, 0, shape, strides)
 
     @staticmethod
     def prepare(x, others=()):

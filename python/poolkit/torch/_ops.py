@@ -14,7 +14,7 @@ from torch import Tensor
 from torch._subclasses.fake_tensor import UnsupportedOperatorException
 
 from .. import _engine
-from .._layout import TORCH, _physical, is_channels_last
+from .._layout import TORCH, is_channels_last, layout_strides
 from .._params import build_geometry, spatial_size
 from ..functional import unpool_size
 from ._autograd import index_form
@@ -40,8 +40,7 @@ def _geometry(x, builder, ints, lens, reals, text, flag):
 def _fake_empty(shape, dtype, channels_last, like):
     """An output as TORCH.empty lays it out (same strides, like's device), for fake kernels."""
     shape = tuple(int(s) for s in shape)
-    t = torch.empty(_physical(shape, channels_last), dtype=dtype, device=like.device)
-    return t.movedim(-1, 1) if channels_last and len(shape) >= 3 else t
+    return torch.empty_strided(shape, layout_strides(shape, channels_last), dtype=dtype, device=like.device)
 
 
 def _fake_out(g, x, dtype=None):
