@@ -133,3 +133,6 @@ def convert(model):
         else:
             setattr(model, name, new)
     return model
+
+
+from .relu_order import pool_before_relu  # noqa: E402  (re-exported: poolkit.torch.nn.pool_before_relu)
