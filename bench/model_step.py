@@ -3,7 +3,8 @@
 
 1. A training step (zero_grad, forward, cross-entropy, backward, SGD step) of torchvision's ResNet-50 and VGG-11
    (random weights) and a small 3-D CNN (cnn3d below), in eager mode and under torch.compile (inductor), with
-   torch.nn's pooling modules (unconverted) and with poolkit's (`poolkit.torch.nn.convert(model)`). The variants
+   torch.nn's pooling modules (unconverted), with poolkit's (`poolkit.torch.nn.convert(model)`), and with poolkit's
+   after `poolkit.torch.nn.pool_before_relu` (each ReLU -> max pool pair run as max pool -> ReLU). The variants
    of a model (--mode: eager, compiled or both) are timed in alternation (one step each, round after round), median
    per variant; on a 2-core machine run each model and mode as its own command. The pooling share of the eager step
    comes from torch.profiler: the CPU time under events whose name says "pool" (forward modules are wrapped in a
@@ -11,7 +12,8 @@
 2. The ResNet stem's ReLU -> 3x3 stride-2 max pool (32 x 64 x 112 x 112) under torch.compile: torch's pair (inductor
    fuses the ReLU into its pooling loop), poolkit's pair (an opaque call after a ReLU pass), and poolkit's pool then
    ReLU (max pooling commutes with any increasing function: the ReLU runs on the output, a quarter of the cells;
-   the gradient is the same, only the index of an all-negative window differs), forward and training step.
+   the gradient is the same, only the index of an all-negative window differs), written so and as the model's
+   own ReLU -> MaxPool2d rewritten by `poolkit.torch.nn.pool_before_relu`, forward and training step.
 
     OMP_NUM_THREADS=2 PYTHONPATH=build/dev/python /work/venv-t2/bin/python bench/model_step.py [--batch 32] [--size 224] \\
         [--threads 2] [--reps 5] [--models resnet50,vgg11,cnn3d] [--mode eager|compiled|both] [--no-stem]
@@ -115,24 +117,25 @@ def alternate(variants, reps):
 def models_section(args):
     print(f"## Training step, batch {args.batch}, {args.size}x{args.size} (3-D CNN: 16 frames of "
           f"{args.size // 4}x{args.size // 4}), float32, {args.threads} threads, median of {args.reps} alternating steps")
-    print("poolkit modules from poolkit.torch.nn.convert")
+    print("poolkit modules from poolkit.torch.nn.convert; 'reordered': then poolkit.torch.nn.pool_before_relu")
     print()
-    print("| model | mode | torch.nn ms | poolkit ms | speed-up | pooling share (torch.nn / poolkit) |")
-    print("|---|---|---|---|---|---|")
+    print("| model | mode | torch.nn ms | poolkit ms | speed-up | reordered ms | speed-up | "
+          "pooling share (torch.nn / poolkit) |")
+    print("|---|---|---|---|---|---|---|---|")
     for name in args.models.split(","):
         model, x, classes = build(name, args.batch, args.size)
         target = torch.randint(0, classes, (x.shape[0],))
         if args.channels_last:
             x = x.contiguous(memory_format=torch.channels_last if x.dim() == 4 else torch.channels_last_3d)
             model = model.to(memory_format=torch.channels_last if x.dim() == 4 else torch.channels_last_3d)
-        base = model
-        conv = pnn.convert(copy.deepcopy(model))
+        variants = {"torch.nn": model, "poolkit": pnn.convert(copy.deepcopy(model))}
+        variants["reordered"] = pnn.pool_before_relu(copy.deepcopy(variants["poolkit"]))
         steps, share = {}, {}
         if args.mode in ("eager", "both"):
-            steps = {"eager torch.nn": step_fn(base, x, target), "eager poolkit": step_fn(conv, x, target)}
-            share = {k: pool_share(m, steps[k]) for k, m in (("eager torch.nn", base), ("eager poolkit", conv))}
+            steps = {f"eager {k}": step_fn(m, x, target) for k, m in variants.items()}
+            share = {k: pool_share(variants[k], steps[f"eager {k}"]) for k in ("torch.nn", "poolkit")}
         if args.mode in ("compiled", "both"):
-            for k, m in (("compiled torch.nn", base), ("compiled poolkit", conv)):
+            for k, m in ((f"compiled {k}", m) for k, m in variants.items()):
                 t0 = time.perf_counter()
                 steps[k] = step_fn(torch.compile(m), x, target)
                 steps[k]()  # compiles
@@ -141,11 +144,12 @@ def models_section(args):
             f()
         t = alternate(steps, args.reps)
         for mode in ("eager", "compiled"):
-            a, b = t.get(f"{mode} torch.nn"), t.get(f"{mode} poolkit")
+            a, b, c = (t.get(f"{mode} {k}") for k in variants)
             if a is None:
                 continue
-            sh = f"{share['eager torch.nn']:.1%} / {share['eager poolkit']:.1%}" if mode == "eager" else "n/a"
-            print(f"| {name} | {mode} | {a * 1e3:.1f} | {b * 1e3:.1f} | {a / b:.3f}x | {sh} |", flush=True)
+            sh = f"{share['torch.nn']:.1%} / {share['poolkit']:.1%}" if mode == "eager" else "n/a"
+            print(f"| {name} | {mode} | {a * 1e3:.1f} | {b * 1e3:.1f} | {a / b:.3f}x | {c * 1e3:.1f} | {a / c:.3f}x "
+                  f"| {sh} |", flush=True)
     print()
 
 
@@ -159,6 +163,9 @@ def stem_section(args):
         "torch relu -> pool": lambda t: F.max_pool2d(F.relu(t), 3, 2, 1),
         "poolkit relu -> pool": lambda t: P.max_pool2d(F.relu(t), 3, 2, 1),
         "poolkit pool -> relu": lambda t: F.relu(P.max_pool2d(t, 3, 2, 1)),
+        # the model's own order, rewritten by poolkit.torch.nn.pool_before_relu
+        "poolkit pool_before_relu(relu -> pool)": pnn.pool_before_relu(pnn.convert(
+            torch.nn.Sequential(torch.nn.ReLU(), torch.nn.MaxPool2d(3, 2, 1)))),
     }
     fwd, train = {}, {}
     xg = x.clone().requires_grad_()
