@@ -29,6 +29,7 @@ import torch.nn.functional as F
 
 import poolkit.torch as P
 import poolkit.torch.nn as pnn
+from poolkit.torch.relu_order import _Tracer  # the rewrite's own tracer, for the 'traced' control
 
 
 class CNN3d(torch.nn.Module):
@@ -117,11 +118,12 @@ def alternate(variants, reps):
 def models_section(args):
     print(f"## Training step, batch {args.batch}, {args.size}x{args.size} (3-D CNN: 16 frames of "
           f"{args.size // 4}x{args.size // 4}), float32, {args.threads} threads, median of {args.reps} alternating steps")
-    print("poolkit modules from poolkit.torch.nn.convert; 'reordered': then poolkit.torch.nn.pool_before_relu")
+    print("poolkit modules from poolkit.torch.nn.convert; 'reordered': then poolkit.torch.nn.pool_before_relu; "
+          "'traced': the converted model through torch.fx unchanged (what the rewrite's GraphModule changes by itself)")
     print()
-    print("| model | mode | torch.nn ms | poolkit ms | speed-up | reordered ms | speed-up | "
+    print("| model | mode | torch.nn ms | poolkit ms | speed-up | traced ms | speed-up | reordered ms | speed-up | "
           "pooling share (torch.nn / poolkit) |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for name in args.models.split(","):
         model, x, classes = build(name, args.batch, args.size)
         target = torch.randint(0, classes, (x.shape[0],))
@@ -129,6 +131,7 @@ def models_section(args):
             x = x.contiguous(memory_format=torch.channels_last if x.dim() == 4 else torch.channels_last_3d)
             model = model.to(memory_format=torch.channels_last if x.dim() == 4 else torch.channels_last_3d)
         variants = {"torch.nn": model, "poolkit": pnn.convert(copy.deepcopy(model))}
+        variants["traced"] = torch.fx.GraphModule(variants["poolkit"], _Tracer().trace(variants["poolkit"]))
         variants["reordered"] = pnn.pool_before_relu(copy.deepcopy(variants["poolkit"]))
         steps, share = {}, {}
         if args.mode in ("eager", "both"):
@@ -144,12 +147,12 @@ def models_section(args):
             f()
         t = alternate(steps, args.reps)
         for mode in ("eager", "compiled"):
-            a, b, c = (t.get(f"{mode} {k}") for k in variants)
-            if a is None:
+            ms = [t.get(f"{mode} {k}") for k in variants]
+            if ms[0] is None:
                 continue
             sh = f"{share['torch.nn']:.1%} / {share['poolkit']:.1%}" if mode == "eager" else "n/a"
-            print(f"| {name} | {mode} | {a * 1e3:.1f} | {b * 1e3:.1f} | {a / b:.3f}x | {c * 1e3:.1f} | {a / c:.3f}x "
-                  f"| {sh} |", flush=True)
+            cols = " | ".join(f"{v * 1e3:.1f} | {ms[0] / v:.3f}x" for v in ms[1:])
+            print(f"| {name} | {mode} | {ms[0] * 1e3:.1f} | {cols} | {sh} |", flush=True)
     print()
 
 
