@@ -65,7 +65,8 @@ class Functional(torch.nn.Module):
         a = F.max_pool2d(F.relu(x), 2)
         b = F.adaptive_max_pool2d(torch.relu(x), (3, 2))
         c = F.max_pool2d(x.relu(), 3, 1, 1, 2)  # kernel, stride, padding, dilation
-        return a.sum() + b.sum() + c.sum(), a, b, c
+        d = F.max_pool2d(input=F.relu(x), kernel_size=2)  # keywords (torch.fx records the input positionally)
+        return a.sum() + b.sum() + c.sum() + d.sum(), a, b, c, d
 
 
 def test_functional_forms_moved_same_values():
@@ -75,7 +76,7 @@ def test_functional_forms_moved_same_values():
     x[0, 1, 3:6, 3:6] = -1.0  # a window with no positive cell
     moved = pnn.pool_before_relu(Functional())
     relus = [n for n in moved.graph.nodes if n.target in (F.relu, torch.relu, "relu")]
-    assert len(relus) == 3 and all("max_pool" in n.args[0].name for n in relus)
+    assert len(relus) == 4 and all("max_pool" in n.args[0].name for n in relus)
     for got, want in zip(moved(x), Functional()(x)):
         torch.testing.assert_close(got, want, rtol=0, atol=0, equal_nan=True)
 
