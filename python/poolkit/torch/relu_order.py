@@ -72,7 +72,8 @@ def pool_before_relu(model):
             continue
         pool = next(iter(relu.users))
         x = relu.args[0]
-        if not _is_max_pool(gm, pool) or pool.args[:1] != (relu,) or (inplace and len(x.users) != 1):
+        if (not isinstance(x, torch.fx.Node) or not _is_max_pool(gm, pool) or pool.args[:1] != (relu,)
+                or (inplace and len(x.users) != 1)):
             continue
         pool.replace_input_with(relu, x)
         with gm.graph.inserting_after(pool):
