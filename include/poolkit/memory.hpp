@@ -12,6 +12,11 @@ void* allocate(size_t bytes);
 // Returns a block from allocate(); nullptr is ignored.
 void release(void* p);
 
+// Uninitialised memory straight from the system, for a host that frees it itself with std::free (Octave's
+// arrays): 64-byte aligned; blocks of 2 MiB and more start and end on a 2 MiB boundary with huge pages advised, so
+// a fresh block faults 2 MiB at a time from end to end. Throws std::bad_alloc when the system has no memory.
+void* allocate_uncached(size_t bytes);
+
 // Asks for transparent huge pages on the 2 MiB-aligned interior of [p, p + bytes) before its first write, where
 // that holds a whole 2 MiB page: a fresh buffer then faults 2 MiB at a time, not 4 KiB. Advice on that memory
 // only (ignored where huge pages are off); for buffers a host allocates itself (XLA's, Octave's).

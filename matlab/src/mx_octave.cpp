@@ -4,7 +4,6 @@
 #include "poolkit/memory.hpp"
 
 #include <algorithm>
-#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <new>
@@ -44,22 +43,6 @@ mxClassID class_of(const octave_value& v) {
   return mxUNKNOWN_CLASS;
 }
 
-constexpr size_t kHugePage = size_t(2) << 20;
-
-// Uninitialised memory for an output, which Octave's Array frees through std::allocator, i.e. operator delete,
-// i.e. free() (libstdc++), so it may come from aligned_alloc. Outputs of a huge page or more start and end on a
-// 2 MiB boundary with huge pages advised: a fresh array then faults 2 MiB at a time from end to end, where
-// operator new's block would leave the 2 MiB around its unaligned ends to 512 faults of 4 KiB, which cost seed
-// 000's maxpool (32 MiB out) 1.7 of its 6.4 ms on a VM.
-void* output_memory(size_t bytes) {
-  if (bytes < kHugePage) return ::operator new(std::max<size_t>(bytes, 1));
-  const size_t rounded = (bytes + kHugePage - 1) / kHugePage * kHugePage;
-  void* p = std::aligned_alloc(kHugePage, rounded);
-  if (!p) throw std::bad_alloc();
-  poolkit::advise_huge_pages(p, rounded);
-  return p;
-}
-
 }  // namespace
 
 mxArray::mxArray(const octave_value& v) : value_(v), class_(class_of(v)), class_name_(v.class_name()) {
@@ -77,7 +60,10 @@ mxArray::mxArray(mxClassID cls, const std::vector<mwSize>& dims, bool zero)
   for (mwSize n : dims) numel_ *= size_t(n);
   with_type(cls, [&](auto t) {
     using T = decltype(t);
-    T* p = static_cast<T*>(output_memory(numel_ * sizeof(T)));  // raw: Octave's Array(dv) would write every element
+    // Raw memory (Octave's Array(dv) would write every element), freed by Octave's Array through std::allocator,
+    // i.e. operator delete, i.e. free() (libstdc++). On 2 MiB boundaries for outputs of 2 MiB or more: operator
+    // new's block left the 2 MiB around its unaligned ends to 4 KiB faults, 1.7 of seed 000's 6.4 ms maxpool.
+    T* p = static_cast<T*>(poolkit::allocate_uncached(numel_ * sizeof(T)));
     if (zero) std::memset(static_cast<void*>(p), 0, numel_ * sizeof(T));
     data_ = p;
   });

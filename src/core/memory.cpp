@@ -2,6 +2,7 @@
 
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <map>
@@ -69,11 +70,17 @@ void* allocate(size_t bytes) {
       return p;
     }
   }
-  void* p = std::aligned_alloc(size >= kHuge ? kHuge : 64, size);
-  if (!p) throw std::bad_alloc();
-  advise_huge_pages(p, size);
+  void* p = allocate_uncached(size);
   std::lock_guard<std::mutex> lock(cache().mu);
   c.live.emplace(p, size);
+  return p;
+}
+
+void* allocate_uncached(size_t bytes) {
+  const size_t unit = bytes >= kHuge ? kHuge : 64, size = (std::max<size_t>(bytes, 1) + unit - 1) / unit * unit;
+  void* p = std::aligned_alloc(unit, size);
+  if (!p) throw std::bad_alloc();
+  advise_huge_pages(p, size);
   return p;
 }
 
