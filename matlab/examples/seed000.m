@@ -8,7 +8,9 @@
 % machine's memory may change pace within seconds; alternating keeps the rows' ratios within one state), and
 % the bench rows the mean of a run before and a run after them. Octave runs +poolkit/pkmex.oct (no copy of the outputs);
 % each call's outputs are fresh arrays, whose pages the kernel zeroes on first write: the 'fresh array' rows time
-% zeros() of the output's size in Octave.
+% zeros() of the output's size in Octave. The 'retained' columns run the same rounds again after
+% poolkit.retain_memory(true), where each output reuses the pages freed by the one before it; run the script
+% under GLIBC_TUNABLES=glibc.malloc.hugetlb=1 for those pages to be huge pages, as a training loop would.
 here = fileparts(mfilename('fullpath'));
 addpath(fullfile(here, '..'), here);  % poolkit, and median_ms.m beside this file
 reps = 15;
@@ -91,34 +93,55 @@ function ms = bench_ms(out, row)
 end
 printf('seed 000 in Octave %s: X = single(randn(32, 32, 2, 16384)), ''SSCB'', 2x2 stride 2; median of %d rounds, ms\n', ...
        version(), reps);
+printf('GLIBC_TUNABLES=%s (glibc.malloc.hugetlb=1 puts malloc''s heap in huge pages: the retained rows'' pages)\n', ...
+       getenv('GLIBC_TUNABLES'));
 nk = size(rows, 1) - 2;  % the poolkit rows in rounds; the fresh arrays (Octave's zeros) after them
-times = zeros(nk, reps + 1);
-for r = 1:reps + 1
-  for k = 1:nk
-    t0 = tic; rows{k, 2}(); times(k, r) = toc(t0) * 1000;
+function t = rounds(rows, nk, reps)  % each row's median over reps rounds after a warm-up round
+  times = zeros(nk, reps + 1);
+  for r = 1:reps + 1
+    for k = 1:nk
+      t0 = tic; rows{k, 2}(); times(k, r) = toc(t0) * 1000;
+    end
+  end
+  t = median(times(:, 2:end), 2);
+end
+t = [rounds(rows, nk, reps); median_ms(rows{end - 1, 2}, reps); median_ms(rows{end, 2}, reps)];
+% Plain Octave in the same state of glibc's malloc as the rows above.
+function tp = plain_ms(plain)
+  tp = zeros(size(plain, 1), 1);
+  for k = 1:size(plain, 1)
+    tp(k) = median_ms(plain{k, 2}, 3);
   end
 end
-t = [median(times(:, 2:end), 2); median_ms(rows{end - 1, 2}, reps); median_ms(rows{end, 2}, reps)];
-[bench_out2, bench_fresh2] = run_bench(bench);
-tp = zeros(size(plain, 1), 1);
-for k = 1:size(plain, 1)
-  tp(k) = median_ms(plain{k, 2}, 3);
+tp = plain_ms(plain);
+% The same rounds with freed memory kept for the next arrays (poolkit.retain_memory: glibc only, the user's
+% choice), so that outputs reuse the pages of the arrays freed before them instead of fresh, zeroed pages.
+tr = NaN(size(t)); tpr = NaN(size(tp));
+try
+  poolkit.retain_memory(true);
+  tr = [rounds(rows, nk, reps); median_ms(rows{end - 1, 2}, reps); median_ms(rows{end, 2}, reps)];
+  tpr = plain_ms(plain);
+  poolkit.retain_memory(false);
+catch err
+  printf('retained rows left out: %s\n', err.message);
 end
+[bench_out2, bench_fresh2] = run_bench(bench);
 tb_all = NaN(numel(t), 1); tf_all = NaN(numel(t), 1);
 for k = 1:numel(t)
   tb_all(k) = (bench_ms(bench_out, rows{k, 3}) + bench_ms(bench_out2, rows{k, 3})) / 2;
   tf_all(k) = (bench_ms(bench_fresh, rows{k, 3}) + bench_ms(bench_fresh2, rows{k, 3})) / 2;
 end
-printf('%-30s %8s %9s   %-22s %10s %9s %10s %9s\n', 'poolkit MEX call', 'ms', 'x maxpool', 'poolkit bench row', ...
-       'warm ms', 'MEX/warm', 'fresh ms', 'MEX/fresh');
+printf('%-30s %8s %9s   %-22s %10s %9s %10s %9s %12s %9s\n', 'poolkit MEX call', 'ms', 'x maxpool', ...
+       'poolkit bench row', 'warm ms', 'MEX/warm', 'fresh ms', 'MEX/fresh', 'retained ms', 'x maxpool');
 for k = 1:numel(t)
-  printf('%-30s %8.2f %9.2f   %-22s %10.2f %9.2f %10.2f %9.2f\n', rows{k, 1}, t(k), t(k) / t(1), rows{k, 3}, ...
-         tb_all(k), t(k) / tb_all(k), tf_all(k), t(k) / tf_all(k));
+  printf('%-30s %8.2f %9.2f   %-22s %10.2f %9.2f %10.2f %9.2f %12.2f %9.2f\n', rows{k, 1}, t(k), t(k) / t(1), ...
+         rows{k, 3}, tb_all(k), t(k) / tb_all(k), tf_all(k), t(k) / tf_all(k), tr(k), tr(k) / tr(1));
 end
-printf('\n%-30s %9s %10s\n', 'plain Octave, same job', 'ms', 'x poolkit');
+printf('\n%-30s %9s %10s %12s %10s\n', 'plain Octave, same job', 'ms', 'x poolkit', 'retained ms', 'x poolkit');
 match = [1 2 4 5 9 10];  % the poolkit row doing the same job
 for k = 1:numel(tp)
-  printf('%-30s %9.2f %10.1f\n', plain{k, 1}, tp(k), tp(k) / t(match(k)));
+  printf('%-30s %9.2f %10.1f %12.2f %10.1f\n', plain{k, 1}, tp(k), tp(k) / t(match(k)), tpr(k), ...
+         tpr(k) / tr(match(k)));
 end
 % The run as a table for bench/octave_charts.py (poolkit's speed-up over plain Octave, fraction of copy).
 to_all = NaN(numel(t), 1);
@@ -131,9 +154,9 @@ csv = fullfile(root, 'bench', 'RESULTS-octave-seed000.csv');
 f = fopen(csv, 'w');
 fprintf(f, '# seed000.m in Octave %s, median of %d rounds; copy GB/s %s\n', version(), reps, ...
         ifelse_text(copy, 'n/a'));
-fprintf(f, 'call,bytes,poolkit_mex_ms,plain_octave_ms,poolkit_bench_ms,poolkit_bench_fresh_ms\n');
+fprintf(f, 'call,bytes,poolkit_mex_ms,plain_octave_ms,poolkit_bench_ms,poolkit_bench_fresh_ms,poolkit_mex_retained_ms\n');
 for k = 1:numel(t) - 2  % (not the fresh-array rows)
-  fprintf(f, '%s,%d,%.4f,%.4f,%.4f,%.4f\n', rows{k, 1}, moved(k), t(k), to_all(k), tb_all(k), tf_all(k));
+  fprintf(f, '%s,%d,%.4f,%.4f,%.4f,%.4f,%.4f\n', rows{k, 1}, moved(k), t(k), to_all(k), tb_all(k), tf_all(k), tr(k));
 end
 fclose(f);
 % The charts need a Python with matplotlib: POOLKIT_PYTHON, else python3 on PATH.

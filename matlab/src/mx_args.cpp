@@ -67,6 +67,14 @@ std::vector<int64_t> int_values(const mxArray* a, const char* arg, int64_t min) 
   return v;
 }
 
+bool flag(const mxArray* a, const char* arg) {
+  if (mxGetNumberOfElements(a) != 1) bad(arg, "must be true or false (a scalar)");
+  if (mxIsLogicalScalar(a)) return mxIsLogicalScalarTrue(a);
+  std::vector<int64_t> v = int_values(a, arg, 0);
+  if (v[0] > 1) bad(arg, "must be true or false (logical, 0 or 1)");
+  return v[0] == 1;
+}
+
 Options parse_options(int n, const mxArray* const* args, const std::vector<std::string>& allowed) {
   Options o;
   if (n % 2) bad("name-value arguments", "must come in pairs (a name, then its value)");

@@ -28,6 +28,8 @@ std::vector<int64_t> dims_of(const mxArray* a);
 void check_float_array(const mxArray* a, const char* arg);
 // Integer-valued real numbers, each >= min (poolsize, stride, padding, sizes).
 std::vector<int64_t> int_values(const mxArray* a, const char* arg, int64_t min);
+// A true/false scalar: logical, or a number that is 0 or 1.
+bool flag(const mxArray* a, const char* arg);
 
 // The name-value options of every function, read once; which ones a function accepts is its `allowed` list.
 struct Options {

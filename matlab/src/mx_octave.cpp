@@ -2,8 +2,10 @@
 #include "mx_octave.hpp"
 
 #include "poolkit/memory.hpp"
+#include "retain_memory.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <new>
@@ -61,9 +63,21 @@ mxArray::mxArray(mxClassID cls, const std::vector<mwSize>& dims, bool zero)
   with_type(cls, [&](auto t) {
     using T = decltype(t);
     // Raw memory (Octave's Array(dv) would write every element), freed by Octave's Array through std::allocator,
-    // i.e. operator delete, i.e. free() (libstdc++). On 2 MiB boundaries for outputs of 2 MiB or more: operator
-    // new's block left the 2 MiB around its unaligned ends to 4 KiB faults, 1.7 of seed 000's 6.4 ms maxpool.
-    T* p = static_cast<T*>(poolkit::allocate_uncached(numel_ * sizeof(T)));
+    // i.e. operator delete, i.e. free() (libstdc++). Each output of 2 MiB or more is a fresh mapping by default:
+    // on 2 MiB boundaries (operator new's block left the 2 MiB around its unaligned ends to 4 KiB faults, 1.7 of
+    // seed 000's 6.4 ms maxpool). With freed memory retained (retain_memory.hpp), outputs come from malloc's
+    // heap without that alignment: its 2 MiB of slack made an output miss the hole of the same size that the
+    // previous call's left, and the heap grew into fresh pages (seed 000's maxpool with compact indices: 64
+    // faults a call, a 39 MiB output 220-250; with plain malloc none).
+    const size_t bytes = numel_ * sizeof(T);
+    T* p;
+    if (freed_memory_retained()) {
+      p = static_cast<T*>(std::malloc(std::max<size_t>(bytes, 1)));
+      if (!p) throw std::bad_alloc();
+      poolkit::advise_huge_pages(p, bytes);  // (the whole 2 MiB pages inside it)
+    } else {
+      p = static_cast<T*>(poolkit::allocate_uncached(bytes));
+    }
     if (zero) std::memset(static_cast<void*>(p), 0, numel_ * sizeof(T));
     data_ = p;
   });

@@ -56,6 +56,8 @@ inline bool mxIsNumeric(const mxArray* a) { return a->input().isnumeric(); }
 inline bool mxIsComplex(const mxArray* a) { return a->input().iscomplex(); }
 inline bool mxIsSparse(const mxArray* a) { return a->input().issparse(); }
 inline bool mxIsEmpty(const mxArray* a) { return a->input().isempty(); }
+inline bool mxIsLogicalScalar(const mxArray* a) { return a->input().islogical() && a->numel() == 1; }
+inline bool mxIsLogicalScalarTrue(const mxArray* a) { return mxIsLogicalScalar(a) && a->input().is_true(); }
 int mxGetString(const mxArray* a, char* buf, mwSize n);
 
 inline mxArray* mxCreateNumericArray(mwSize n, const mwSize* d, mxClassID cls, mxComplexity) {

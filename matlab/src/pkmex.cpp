@@ -10,6 +10,7 @@
 #include "linear_forward.hpp"
 #include "linear_index.hpp"
 #include "pool_plan.hpp"
+#include "retain_memory.hpp"
 #include "poolkit/error.hpp"
 #include "poolkit/ops.hpp"
 #include "window_index.hpp"
@@ -313,6 +314,15 @@ void maxpool_backward(int, mxArray** plhs, int nrhs, const mxArray** prhs, Outpu
   out.release(plhs);
 }
 
+// retain_memory(tf): see retain_memory.hpp.
+void retain_memory(int, mxArray**, int nrhs, const mxArray** prhs, Outputs&) {
+  if (nrhs != 1) bad("retain_memory", "takes one argument, true or false");
+  bool on = flag(prhs[0], "tf");
+  if (!retain_freed_memory(on))
+    bad("retain_memory", "this C library cannot be told to keep freed memory (glibc's mallopt only)",
+        "poolkit:notSupported");
+}
+
 const char* error_id(poolkit::ErrorKind k) {
   switch (k) {
     case poolkit::ErrorKind::Index: return "poolkit:badIndex";
@@ -335,6 +345,7 @@ bool run(int nlhs, mxArray** plhs, int nrhs, const mxArray** prhs, MexError& err
             : op == "maxpool_backward"   ? maxpool_backward
             : op == "avgpool_backward"   ? avgpool_backward
             : op == "maxunpool_backward" ? maxunpool_backward
+            : op == "retain_memory"      ? retain_memory
                                          : nullptr;
     if (!fn) bad("pkmex", "unknown operation '" + op + "'");
     fn(nlhs, plhs, nrhs - 1, prhs + 1, out);

@@ -8,7 +8,8 @@ addpath(fullfile(here, '..', '..', 'matlab'));
 addpath(here);
 tests = {@test_hand_6x6, @test_hand_avg, @test_fixtures, @test_round_trip, @test_gradients_fd, ...
          @test_bad_inputs, @test_indx_column, @test_large_window_compact, ...
-         @test_linear_order, @test_linear_slabs, @test_linear_forward, @test_entries_agree};
+         @test_linear_order, @test_linear_slabs, @test_linear_forward, @test_entries_agree, ...
+         @test_retain_memory};
 passed = 0;
 failed = 0;
 for k = 1:numel(tests)
