@@ -5,6 +5,7 @@
 #include <omp.h>
 
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 #include "pool_plan.hpp"
@@ -15,15 +16,17 @@ namespace pkmex {
 class WindowIndex {
  public:
   explicit WindowIndex(const Plan& p);
-  int64_t window_cells() const { return int64_t(tap_offset_.size()); }
+  int64_t window_cells() const { return int64_t(int_tables_.tap.size()); }
 
   // f(y, x) for every output y, with x the offset in X of tap taps[y], or -1 when that tap is not a cell of
-  // X (outside the window or in the padding). Threads split the outputs when `parallel`.
-  template <class Tap, class F>
+  // X (outside the window or in the padding). Threads split the outputs when `parallel`. Off: the type x is
+  // summed in, int64_t or double (exact below 2^53; MATLAB's double indices then need no conversion each).
+  template <class Off = int64_t, class Tap, class F>
   void for_each(const Tap* taps, bool parallel, F&& f) const {
+    const Tables<Off>& tab = tables<Off>();
     // a row: the leading dimensions merged (lead_ of them) where taps need no check, else dimension 0 alone
     const size_t first = check_ ? 1 : lead_, nd = ydims_.size();
-    const int64_t inner = check_ ? ydims_[0] : int64_t(lead_offset_.size()), outer = total_ / inner;
+    const int64_t inner = check_ ? ydims_[0] : int64_t(tab.lead.size()), outer = total_ / inner;
     const int threads = poolkit::num_threads();  // poolkit's thread count, as the other MEX loops
     std::vector<int64_t> coords(size_t(threads) * nd);  // allocated here: nothing throws below
 #pragma omp parallel num_threads(threads) if (parallel && outer > 1)
@@ -32,22 +35,23 @@ class WindowIndex {
       const int64_t threads = omp_get_num_threads(), me = omp_get_thread_num();
       const int64_t q0 = outer * me / threads, q1 = outer * (me + 1) / threads;
       int64_t* coord = coords.data() + size_t(me) * nd;
-      int64_t base = 0, origin[3] = {0, 0, 0};
+      Off base = 0;
+      int64_t origin[3] = {0, 0, 0};
       for (size_t i = first, rest = size_t(q0); i < nd; ++i) {
         coord[i] = int64_t(rest % size_t(ydims_[i]));
         rest /= size_t(ydims_[i]);
-        base += coord_offset_[i][coord[i]];
+        base += tab.coord[i][coord[i]];
         if (axis_of_[i] >= 0) origin[axis_of_[i]] = coord_origin_[i][coord[i]];
       }
-      const int64_t* inner_offset = check_ ? coord_offset_[0].data() : lead_offset_.data();
-      const int64_t* tap_offset = tap_offset_.data();
+      const Off* inner_offset = check_ ? tab.coord[0].data() : tab.lead.data();
+      const Off* tap_offset = tab.tap.data();
       const uint64_t cells = uint64_t(window_cells());
       for (int64_t q = q0; q < q1; ++q) {
         const Tap* row = taps + q * inner;
         if (!check_) {  // (no window reaches the padding: a tap is valid when it names a cell of the window)
           for (int64_t k = 0; k < inner; ++k) {
             const int64_t t = int64_t(row[k]);
-            f(q * inner + k, uint64_t(t) < cells ? base + inner_offset[k] + tap_offset[t] : int64_t(-1));
+            f(q * inner + k, uint64_t(t) < cells ? base + inner_offset[k] + tap_offset[t] : Off(-1));
           }
         } else {
           for (int64_t k = 0; k < inner; ++k) {
@@ -58,13 +62,13 @@ class WindowIndex {
               const int64_t pos = origin[a] + tap_pos_[t * rank_ + a];
               ok = pos >= 0 && pos < in_[a];
             }
-            f(q * inner + k, ok ? base + inner_offset[k] + tap_offset[t] : int64_t(-1));
+            f(q * inner + k, ok ? base + inner_offset[k] + tap_offset[t] : Off(-1));
           }
         }
         for (size_t i = first; i < nd; ++i) {  // the next row: dimension i counts on, carrying into i + 1
-          base -= coord_offset_[i][coord[i]];
+          base -= tab.coord[i][coord[i]];
           coord[i] = coord[i] + 1 == ydims_[i] ? 0 : coord[i] + 1;
-          base += coord_offset_[i][coord[i]];
+          base += tab.coord[i][coord[i]];
           if (axis_of_[i] >= 0) origin[axis_of_[i]] = coord_origin_[i][coord[i]];
           if (coord[i]) break;
         }
@@ -79,14 +83,26 @@ class WindowIndex {
   int64_t in_[3];
   std::vector<int64_t> ydims_;
   std::vector<int> axis_of_;                       // MATLAB dimension -> core axis, or -1
-  std::vector<std::vector<int64_t>> coord_offset_;  // [dim][coord]: offset in X of that output coordinate
   std::vector<std::vector<int64_t>> coord_origin_;  // [dim][coord]: window origin (pooled dims)
-  std::vector<int64_t> tap_offset_, tap_pos_;       // [tap], [tap * rank + axis]
-  // Unchecked walks take rows of the first lead_ dimensions together (up to kLeadCells outputs; seed 000's
-  // 16x16 planes are rows of 256 rather than 16): lead_offset_[k] is the offset in X of row cell k.
+  std::vector<int64_t> tap_pos_;                    // [tap * rank + axis]
+  // Offsets in X, in the type for_each sums them in.
+  template <class Off>
+  struct Tables {
+    std::vector<std::vector<Off>> coord;  // [dim][coord]: of that output coordinate
+    std::vector<Off> tap;                 // [tap]: of that window cell from the window's origin
+    // Unchecked walks take rows of the first lead_ dimensions together (up to kLeadCells outputs; seed 000's
+    // 16x16 planes are rows of 256 rather than 16): lead[k] is the offset of row cell k.
+    std::vector<Off> lead;
+  };
   static constexpr int64_t kLeadCells = 4096;
   size_t lead_ = 1;
-  std::vector<int64_t> lead_offset_;
+  Tables<int64_t> int_tables_;
+  Tables<double> double_tables_;
+  template <class Off>
+  const Tables<Off>& tables() const {
+    if constexpr (std::is_same_v<Off, double>) return double_tables_;
+    else return int_tables_;
+  }
 };
 
 }  // namespace pkmex

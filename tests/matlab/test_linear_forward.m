@@ -1,9 +1,9 @@
 function test_linear_forward()
-%TEST_LINEAR_FORWARD  maxpool's linear indices for many planes (the path that takes the core's in-plane
-% indices block by block) against PyTorch's (fixtures.mat): each fixture whose format ends in its batch
-% dimension, repeated over 8 more batches along it, gives the fixture's Y and indx in every copy, indx shifted
-% by the copy's offset in X. Covers padding ('same', 2-by-N, vector), 1-D, 3-D and global pooling. And 320000
-% outputs (more than one block of the threads' buffers) against plain Octave's max over the exposed 2x2 windows.
+%TEST_LINEAR_FORWARD  maxpool's linear indices for many planes (the compact taps turned into offsets in X by
+% the threads, each over its own rows of planes) against PyTorch's (fixtures.mat): each fixture whose format
+% ends in its batch dimension, repeated over 8 more batches along it, gives the fixture's Y and indx in every
+% copy, indx shifted by the copy's offset in X. Covers padding ('same', 2-by-N, vector), 1-D, 3-D and global
+% pooling. And 320000 outputs against plain Octave's max over the exposed 2x2 windows.
 f = load(fullfile(fileparts(mfilename('fullpath')), 'fixtures.mat'));
 names = fieldnames(f.cases);
 tried = 0;
