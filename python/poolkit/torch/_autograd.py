@@ -10,10 +10,15 @@ from .._params import build_geometry, spatial_size
 from ..functional import unpool_size
 
 
-def index_form(x, return_indices):
-    """PyTorch's int64 indices when asked for, else the compact argmax a gradient needs: none for integer inputs,
-    which never have one."""
-    return "int64" if return_indices else "compact" if x.is_floating_point() else None
+def index_form(x, return_indices, for_grad=True):
+    """PyTorch's int64 indices when asked for, else the compact argmax a gradient needs: none where no gradient
+    will be asked for (for_grad false: no grad mode, or x does not require grad; integer inputs never have one)."""
+    return "int64" if return_indices else "compact" if for_grad and x.is_floating_point() else None
+
+
+def needs_grad(x):
+    """Whether autograd will record an operator on x: the forward then keeps what its backward needs."""
+    return torch.is_grad_enabled() and x.requires_grad
 
 
 class MaxPool(torch.autograd.Function):
@@ -21,9 +26,9 @@ class MaxPool(torch.autograd.Function):
     caller asked for PyTorch's int64 indices (then those, which it returns too)."""
 
     @staticmethod
-    def forward(ctx, x, g, return_indices):
+    def forward(ctx, x, g, return_indices, for_grad):
         x = x.detach()
-        y, am = _engine.max_pool(TORCH, g, x, index_form(x, return_indices))
+        y, am = _engine.max_pool(TORCH, g, x, index_form(x, return_indices, for_grad))
         ctx.g, ctx.x_shape, ctx.cl = g, list(x.shape), is_channels_last(x)
         ctx.save_for_backward(am)
         if return_indices:
@@ -35,7 +40,7 @@ class MaxPool(torch.autograd.Function):
     @torch.autograd.function.once_differentiable
     def backward(ctx, dy, *unused):
         (am,) = ctx.saved_tensors
-        return _engine.max_pool_backward(TORCH, ctx.g, dy, am, None, ctx.x_shape, ctx.cl), None, None
+        return _engine.max_pool_backward(TORCH, ctx.g, dy, am, None, ctx.x_shape, ctx.cl), None, None, None
 
 
 class FractionalMaxPool(torch.autograd.Function):
@@ -135,7 +140,7 @@ def _g(x, recipe):
 
 
 def max_pool(x, recipe, return_indices):
-    return MaxPool.apply(x, _g(x, recipe), bool(return_indices))
+    return MaxPool.apply(x, _g(x, recipe), bool(return_indices), needs_grad(x))
 
 
 def fractional_max_pool(x, recipe, samples, return_indices):

@@ -17,7 +17,7 @@ from .. import _engine
 from .._layout import TORCH, is_channels_last, layout_strides
 from .._params import build_geometry, spatial_size
 from ..functional import unpool_size
-from ._autograd import index_form
+from ._autograd import index_form, needs_grad
 
 _op = torch.library.custom_op
 
@@ -47,9 +47,9 @@ def _fake_out(g, x, dtype=None):
     return _fake_empty(_engine.out_shape(g, x), x.dtype if dtype is None else dtype, is_channels_last(x), x)
 
 
-def _argmax_out(g, x, int64_indices, am):
+def _argmax_out(g, x, int64_indices, am, for_grad=True):
     """A max op's second output: am (fake: None), or an empty argmax where index_form asks for none."""
-    if index_form(x, int64_indices) is None:
+    if index_form(x, int64_indices, for_grad) is None:
         return x.new_empty(0, dtype=TORCH.compact[g.local_argmax_dtype()])
     if am is None:
         am = _fake_out(g, x, torch.int64 if int64_indices else TORCH.compact[g.local_argmax_dtype()])
@@ -150,16 +150,18 @@ def refusing_in_graph(fn, returns_pair):
 
 @_op("poolkit::max_pool", mutates_args=())
 def _max_pool(x: Tensor, builder: str, ints: list[int], lens: list[int], reals: list[float], text: str, flag: bool,
-              int64_indices: bool) -> tuple[Tensor, Tensor]:
+              int64_indices: bool, for_grad: bool = True) -> tuple[Tensor, Tensor]:
+    """for_grad: keep the compact argmax for a backward (the wrapper passes False where autograd records nothing:
+    no grad mode, or x does not require grad; the second output is then empty)."""
     g = _geometry(x, builder, ints, lens, reals, text, flag)
-    y, am = _engine.max_pool(TORCH, g, x, index_form(x, int64_indices))
-    return y, _argmax_out(g, x, int64_indices, am)
+    y, am = _engine.max_pool(TORCH, g, x, index_form(x, int64_indices, for_grad))
+    return y, _argmax_out(g, x, int64_indices, am, for_grad)
 
 
 @_fake_refusing_eagerly(_max_pool, _placeholder_max)
-def _(x, builder, ints, lens, reals, text, flag, int64_indices):
+def _(x, builder, ints, lens, reals, text, flag, int64_indices, for_grad=True):
     g = _geometry(x, builder, ints, lens, reals, text, flag)
-    return _fake_out(g, x), _argmax_out(g, x, int64_indices, None)
+    return _fake_out(g, x), _argmax_out(g, x, int64_indices, None, for_grad)
 
 
 @_op("poolkit::max_pool_backward", mutates_args=())
@@ -182,7 +184,7 @@ def _max_pool_setup(ctx, inputs, output):
 
 def _max_pool_grad(ctx, dy, _):
     am, x = ctx.saved_tensors
-    return (_max_pool_backward(dy, am, x, *ctx.geo),) + _NONE8[:7]
+    return (_max_pool_backward(dy, am, x, *ctx.geo),) + _NONE8[:8]
 
 
 _max_pool.register_autograd(_max_pool_grad, setup_context=_max_pool_setup)
@@ -205,7 +207,7 @@ _max_pool_backward.register_autograd(_max_pool_backward_grad, setup_context=_max
 
 
 def max_pool(x, recipe, return_indices):
-    y, am = _max_pool(x, *_flat(recipe), bool(return_indices))
+    y, am = _max_pool(x, *_flat(recipe), bool(return_indices), needs_grad(x))
     return (y, am) if return_indices else y
 
 
