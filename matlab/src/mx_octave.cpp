@@ -78,7 +78,7 @@ mxArray::mxArray(mxClassID cls, const std::vector<mwSize>& dims, bool zero)
     } else {
       p = static_cast<T*>(poolkit::allocate_uncached(bytes));
     }
-    if (zero) std::memset(static_cast<void*>(p), 0, numel_ * sizeof(T));
+    if (zero) std::memset(static_cast<void*>(p), 0, bytes);
     data_ = p;
   });
 }

@@ -35,6 +35,7 @@ def _calls(layout):
         (OPS.max_pool, (x, *win, False)),
         (OPS.max_pool, (x, *_flat(adaptive_recipe(3, [7, 6])), True)),
         (OPS.max_pool, (x, *_flat(GLOBAL_RECIPE), False)),
+        (OPS.max_pool, (x.detach(), *win, False, False)),  # for_grad false: no argmax kept
         (OPS.max_pool_backward, (dy_grad, am, x.detach(), *win)),
         (OPS.avg_pool, (x, *win, True, None)),
         (OPS.avg_pool, (x, *keras, False, 3)),
