@@ -9,8 +9,8 @@ function retain_memory(tf)
 %   about 1 ms of maxpool's 5 ms, and most of what the indices add (bench/RESULTS.md, session 18). Start Octave
 %   with GLIBC_TUNABLES=glibc.malloc.hugetlb=1 for the kept pages to be 2 MiB huge pages. The setting is the
 %   whole process's, Octave's own arrays included, so it is yours to make; poolkit never makes it on its own.
-%   Its cost: memory freed by any array stays resident until poolkit.retain_memory(false). Where the C library
-%   is not glibc it raises poolkit:notSupported. In MATLAB (NOT RUN HERE) it changes only what MATLAB allocates
-%   through glibc's malloc.
+%   Its cost: memory freed by any array stays resident until poolkit.retain_memory(false). After `clear all` or
+%   `clear functions` (which unload poolkit's MEX file) call it again. Where the C library is not glibc it raises
+%   poolkit:notSupported. In MATLAB (NOT RUN HERE) it changes only what MATLAB allocates through glibc's malloc.
 poolkit.pkmex('retain_memory', tf);
 end
