@@ -1,6 +1,6 @@
-"""poolkit.torch's max pooling keeps its compact argmax only where autograd records the call (grad mode on and the
-input requiring grad), as PyTorch's own max pooling does: an inference call writes no argmax. The outputs, the
-int64 indices asked for, and the gradients are PyTorch's either way."""
+"""poolkit.torch's max pooling (sliding, adaptive, fractional) keeps its compact argmax only where autograd records
+the call (grad mode on and the input requiring grad), as PyTorch's own max pooling does: an inference call writes
+no argmax. The outputs, the int64 indices asked for, and the gradients are PyTorch's either way."""
 import contextlib
 
 import pytest
@@ -15,6 +15,8 @@ CALLS = {
     "adaptive_max_pool2d": (lambda m, x, **kw: m.adaptive_max_pool2d(x, 3, **kw),
                             lambda x, **kw: F.adaptive_max_pool2d(x, 3, **kw)),
     "max_pool3d": (lambda m, x, **kw: m.max_pool3d(x, 2, **kw), lambda x, **kw: F.max_pool3d(x, 2, **kw)),
+    "fractional_max_pool2d": (lambda m, x, **kw: m.fractional_max_pool2d(x, 2, 3, _random_samples=_samples(), **kw),
+                              lambda x, **kw: F.fractional_max_pool2d(x, 2, 3, _random_samples=_samples(), **kw)),
 }
 MODES = {  # mode: (x requires grad, context, the argmax form the forward must write)
     "inference input": (False, contextlib.nullcontext, None),
@@ -22,6 +24,10 @@ MODES = {  # mode: (x requires grad, context, the argmax form the forward must w
     "inference_mode": (True, getattr(torch, "inference_mode", torch.no_grad), None),
     "training": (True, contextlib.nullcontext, "compact"),
 }
+
+
+def _samples():
+    return torch.rand(2, 3, 2, generator=torch.Generator().manual_seed(1))
 
 
 def _input(name, requires_grad):
@@ -32,8 +38,10 @@ def _input(name, requires_grad):
 @pytest.mark.parametrize("name", sorted(CALLS))
 @pytest.mark.parametrize("mode", sorted(MODES))
 def test_argmax_only_where_autograd_records(name, mode, monkeypatch):
-    forms, run = [], engine.max_pool
-    monkeypatch.setattr(engine, "max_pool", lambda kind, g, x, form: (forms.append(form), run(kind, g, x, form))[1])
+    forms = []
+    for op in ("max_pool", "fractional_max_pool"):  # (kind, g, [samples,] x, form)
+        run = getattr(engine, op)
+        monkeypatch.setattr(engine, op, lambda *a, run=run: (forms.append(a[-1]), run(*a))[1])
     ours, theirs = CALLS[name]
     requires_grad, context, form = MODES[mode]
     x = _input(name, requires_grad)

@@ -48,6 +48,7 @@ def _calls(layout):
         (OPS.mixed_pool, (x, lam, *win, True, None)),
         (OPS.mixed_pool_backward, (dy, x.detach(), lam.detach(), *win, True, None)),
         (OPS.fractional_max_pool, (x, _samples(), *frac, True)),
+        (OPS.fractional_max_pool, (x.detach(), _samples(), *frac, False, False)),  # for_grad false
         (OPS.fractional_max_pool_backward,
          (torch.randn(2, 3, 3, 3, dtype=torch.float64, requires_grad=True), OPS.fractional_max_pool(x.detach(), _samples(), *frac, False)[1],
           _samples(), x.detach(), *frac)),

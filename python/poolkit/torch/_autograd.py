@@ -10,7 +10,7 @@ from .._params import build_geometry, spatial_size
 from ..functional import unpool_size
 
 
-def index_form(x, return_indices, for_grad=True):
+def index_form(x, return_indices, for_grad):
     """PyTorch's int64 indices when asked for, else the compact argmax a gradient needs: none where no gradient
     will be asked for (for_grad false: no grad mode, or x does not require grad; integer inputs never have one)."""
     return "int64" if return_indices else "compact" if for_grad and x.is_floating_point() else None
@@ -45,9 +45,9 @@ class MaxPool(torch.autograd.Function):
 
 class FractionalMaxPool(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, x, g, samples, return_indices):
+    def forward(ctx, x, g, samples, return_indices, for_grad):
         x, samples = x.detach(), samples.detach()
-        y, am = _engine.fractional_max_pool(TORCH, g, samples, x, index_form(x, return_indices))
+        y, am = _engine.fractional_max_pool(TORCH, g, samples, x, index_form(x, return_indices, for_grad))
         ctx.g, ctx.x_shape, ctx.cl = g, list(x.shape), is_channels_last(x)
         ctx.save_for_backward(am, samples)
         if return_indices:
@@ -60,7 +60,7 @@ class FractionalMaxPool(torch.autograd.Function):
     def backward(ctx, dy, *unused):
         am, samples = ctx.saved_tensors
         dx = _engine.fractional_max_pool_backward(TORCH, ctx.g, samples, dy, am, None, ctx.x_shape, ctx.cl)
-        return dx, None, None, None
+        return dx, None, None, None, None
 
 
 class AvgPool(torch.autograd.Function):
@@ -144,7 +144,7 @@ def max_pool(x, recipe, return_indices):
 
 
 def fractional_max_pool(x, recipe, samples, return_indices):
-    return FractionalMaxPool.apply(x, _g(x, recipe), samples, bool(return_indices))
+    return FractionalMaxPool.apply(x, _g(x, recipe), samples, bool(return_indices), needs_grad(x))
 
 
 def avg_pool(x, recipe, count_include_pad, divisor_override):

@@ -47,7 +47,7 @@ def _fake_out(g, x, dtype=None):
     return _fake_empty(_engine.out_shape(g, x), x.dtype if dtype is None else dtype, is_channels_last(x), x)
 
 
-def _argmax_out(g, x, int64_indices, am, for_grad=True):
+def _argmax_out(g, x, int64_indices, am, for_grad):
     """A max op's second output: am (fake: None), or an empty argmax where index_form asks for none."""
     if index_form(x, int64_indices, for_grad) is None:
         return x.new_empty(0, dtype=TORCH.compact[g.local_argmax_dtype()])
@@ -216,16 +216,17 @@ def max_pool(x, recipe, return_indices):
 
 @_op("poolkit::fractional_max_pool", mutates_args=())
 def _fractional(x: Tensor, samples: Tensor, builder: str, ints: list[int], lens: list[int], reals: list[float],
-                text: str, flag: bool, int64_indices: bool) -> tuple[Tensor, Tensor]:
+                text: str, flag: bool, int64_indices: bool, for_grad: bool = True) -> tuple[Tensor, Tensor]:
+    """for_grad: as poolkit::max_pool's."""
     g = _geometry(x, builder, ints, lens, reals, text, flag)
-    y, am = _engine.fractional_max_pool(TORCH, g, samples, x, index_form(x, int64_indices))
-    return y, _argmax_out(g, x, int64_indices, am)
+    y, am = _engine.fractional_max_pool(TORCH, g, samples, x, index_form(x, int64_indices, for_grad))
+    return y, _argmax_out(g, x, int64_indices, am, for_grad)
 
 
 @_fake_refusing_eagerly(_fractional, _placeholder_max)
-def _(x, samples, builder, ints, lens, reals, text, flag, int64_indices):
+def _(x, samples, builder, ints, lens, reals, text, flag, int64_indices, for_grad=True):
     g = _geometry(x, builder, ints, lens, reals, text, flag)
-    return _fake_out(g, x), _argmax_out(g, x, int64_indices, None)
+    return _fake_out(g, x), _argmax_out(g, x, int64_indices, None, for_grad)
 
 
 @_op("poolkit::fractional_max_pool_backward", mutates_args=())
@@ -248,7 +249,7 @@ def _fractional_setup(ctx, inputs, output):
 
 def _fractional_grad(ctx, dy, _):
     am, samples, x = ctx.saved_tensors
-    return (_fractional_backward(dy, am, samples, x, *ctx.geo),) + _NONE8
+    return (_fractional_backward(dy, am, samples, x, *ctx.geo),) + _NONE8 + (None,)
 
 
 _fractional.register_autograd(_fractional_grad, setup_context=_fractional_setup)
@@ -271,7 +272,7 @@ _fractional_backward.register_autograd(_fractional_backward_grad, setup_context=
 
 
 def fractional_max_pool(x, recipe, samples, return_indices):
-    y, am = _fractional(x, samples, *_flat(recipe), bool(return_indices))
+    y, am = _fractional(x, samples, *_flat(recipe), bool(return_indices), needs_grad(x))
     return (y, am) if return_indices else y
 
 
