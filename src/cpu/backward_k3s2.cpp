@@ -39,6 +39,9 @@ bool planes(const Backward& b) {
       j.dy = b.dy.at<T>(b.dy.offset(n, c, 0, 0, 0));
       j.am = b.am.at<uint8_t>(b.am.offset(n, c, 0, 0, 0));
       j.dx = b.dx.at<T>(b.dx.offset(n, c, 0, 0, 0));
+      const bool more = i + 1 < planes;
+      j.next_dy = more ? b.dy.at<T>(b.dy.offset((i + 1) / b.C, (i + 1) % b.C, 0, 0, 0)) : nullptr;
+      j.next_am = more ? b.am.at<uint8_t>(b.am.offset((i + 1) / b.C, (i + 1) % b.C, 0, 0, 0)) : nullptr;
       if constexpr (std::is_same_v<T, float>) ok = k3s2_max_backward_f32(j);
       else if constexpr (std::is_same_v<T, double>) ok = k3s2_max_backward_f64(j);
       else if constexpr (std::is_same_v<T, bfloat16>) ok = k3s2_max_backward_bf16(j);

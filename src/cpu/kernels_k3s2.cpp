@@ -12,6 +12,7 @@
 #include <hwy/highway.h>
 
 #include "src/cpu/kernels-inl.h"
+#include "src/cpu/prefetch.hpp"
 
 HWY_BEFORE_NAMESPACE();
 namespace poolkit::cpu::HWY_NAMESPACE {
@@ -149,6 +150,13 @@ bool k3s2_plane(const K3S2Job& j) {
   for (int64_t n = 0, h = 0; h < H; ++n, h += 2) {
     // padded rows a (output row n - 1 + PH) and b (the next); the single row reads output row n
     const int64_t ra = (n + PH) * j.pitch, rb = ra + j.pitch;
+    // the next plane's output row n on its way to the cache while this one computes (pad_rows found each row of
+    // dy waiting on memory)
+    if (j.next_dy && n < j.out_h) {
+      const char* y = static_cast<const char*>(j.next_dy) + n * j.dy_row * int64_t(sizeof(S));
+      for (int64_t b = 0; b < j.out_w * int64_t(sizeof(S)); b += 64) prefetch(y + b);
+      for (int64_t b = 0; b < j.out_w; b += 64) prefetch(j.next_am + n * j.am_row + b);
+    }
     S* single_row = plane + (h + 1 - PH) * W;  // (row h + 1 may lie past H: the plane has room)
     S* double_row = plane + (h + PH) * W;
     // (Each row's last vector spills into the rows after it, which their own stores then overwrite: vectors go
