@@ -79,6 +79,7 @@ bool tiled_rows(const Backward& b, int64_t y0, int64_t x0, int64_t rows, int64_t
   j.stride = W.stride;
   j.group = G;
   j.divisor = b.is_max ? 1 : b.divisor(0, 0, 0);  // no padding: the same for every window
+  j.stream = b.dx_big() && done == row;           // (rows with a zeroed tail are not whole lines)
   if (b.is_max && (!f32 || b.form == IndexForm::I64)) {
     // the argmax as relative tap ids, computed per output row and tap row; one call per dx row
     thread_local std::vector<int32_t> rel;

@@ -81,6 +81,7 @@ struct TiledBackwardJob {
   int64_t rows = 1, g_row_step = 0, dx_row_step = 0;
   int tap_rows = 1;
   const int64_t* tap_row_offset = nullptr;
+  bool stream = false;  // dx past the cache: rows of whole aligned lines by streaming stores
 };
 void tiled_max_backward_f32(const TiledBackwardJob& job);
 void tiled_max_backward_f64(const TiledBackwardJob& job);

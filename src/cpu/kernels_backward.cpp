@@ -40,6 +40,33 @@ HWY_INLINE void store_taps(D d, int64_t s, int64_t group, const V* t, hn::TFromD
   else hn::StoreInterleaved4(t[0], t[1], t[2], t[3], d, out);
 }
 
+// store_taps past the cache, for one or two taps of 4-byte lanes in groups of 1 or 2 (out aligned to 64 bytes:
+// each vector of taps fills whole lines). False where this target cannot (the caller then stores normally).
+template <class D, class V>
+HWY_INLINE bool stream_taps(D d, int64_t s, int64_t group, const V* t, hn::TFromD<D>* out) {
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+  if constexpr (sizeof(hn::TFromD<D>) == 4 && hn::MaxLanes(D()) == 16) {
+    if (s == 1) return hn::Stream(t[0], d, out), true;
+    if (s != 2 || group > 2) return false;
+    const __m512i a = _mm512_castps_si512(hn::BitCast(hn::RebindToFloat<D>(), t[0]).raw);
+    const __m512i b = _mm512_castps_si512(hn::BitCast(hn::RebindToFloat<D>(), t[1]).raw);
+    __m512i lo, hi;  // a's and b's lanes (or pairs of lanes) alternating
+    if (group == 1) {
+      lo = _mm512_permutex2var_epi32(a, _mm512_set_epi32(23, 7, 22, 6, 21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0), b);
+      hi = _mm512_permutex2var_epi32(a, _mm512_set_epi32(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9, 24, 8), b);
+    } else {
+      lo = _mm512_permutex2var_epi64(a, _mm512_set_epi64(11, 3, 10, 2, 9, 1, 8, 0), b);
+      hi = _mm512_permutex2var_epi64(a, _mm512_set_epi64(15, 7, 14, 6, 13, 5, 12, 4), b);
+    }
+    _mm512_stream_si512(reinterpret_cast<__m512i*>(out), lo);
+    _mm512_stream_si512(reinterpret_cast<__m512i*>(out) + 1, hi);
+    return true;
+  }
+#endif
+  (void)d, (void)s, (void)group, (void)t, (void)out;
+  return false;
+}
+
 // kS > 0: the stride known at compile time (the taps of a vector then stay in registers)
 template <class T, bool kMax, int kS>
 void tiled_backward(const TiledBackwardJob& j) {
@@ -53,12 +80,17 @@ void tiled_backward(const TiledBackwardJob& j) {
   const int64_t asize = kMax && direct ? form_bytes(j.form) : 0;
   const bool vector = s >= 1 && s <= 4 && (G == 1 || (G == 2 && sizeof(T) == 4 && HWY_TARGET != HWY_SCALAR)) &&
                       (!kMax || !direct || (sizeof(T) == 4 && j.form != IndexForm::I64));
+  bool streamed = false;
   for (int64_t row = 0; row < j.rows; ++row) {
     const T* g = static_cast<const T*>(j.g) + row * j.g_row_step;
     const void* am = kMax && direct ? static_cast<const char*>(j.argmax) + row * j.g_row_step * asize : nullptr;
     for (int tr = 0; tr < j.tap_rows; ++tr) {
       T* dx = static_cast<T*>(j.dx) + row * j.dx_row_step + (j.tap_row_offset ? j.tap_row_offset[tr] : 0);
       const int64_t code_base = j.code_base + tr * s;
+      // past the cache where the row is whole aligned lines (a line written partly by streaming stores and
+      // partly by ordinary ones would be read back from memory)
+      const bool stream = j.stream && j.count % N == 0 && reinterpret_cast<uintptr_t>(dx) % 64 == 0;
+      streamed |= stream;
       int64_t k = 0;
       if (vector && j.count >= N) {
         // the last vector may overlap the one before: its lanes write the same values again
@@ -76,7 +108,7 @@ void tiled_backward(const TiledBackwardJob& j) {
           } else {
             for (int64_t jj = 0; jj < s; ++jj) t[jj] = gv;
           }
-          store_taps(d, s, G, t, dx + s * k);
+          if (!stream || !stream_taps(d, s, G, t, dx + s * k)) store_taps(d, s, G, t, dx + s * k);
           if (k + N == j.count) break;
         }
         k = j.count;
@@ -92,6 +124,7 @@ void tiled_backward(const TiledBackwardJob& j) {
       }
     }
   }
+  if (streamed) hwy::FlushStream();
 }
 
 // dy in SIn, dx in SOut (the same, or float32 dy already divided for a 16-bit average), summed in SOut's
