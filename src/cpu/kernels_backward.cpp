@@ -88,8 +88,10 @@ void tiled_backward(const TiledBackwardJob& j) {
       T* dx = static_cast<T*>(j.dx) + row * j.dx_row_step + (j.tap_row_offset ? j.tap_row_offset[tr] : 0);
       const int64_t code_base = j.code_base + tr * s;
       // past the cache where the row is whole aligned lines (a line written partly by streaming stores and
-      // partly by ordinary ones would be read back from memory)
-      const bool stream = j.stream && j.count % N == 0 && reinterpret_cast<uintptr_t>(dx) % 64 == 0;
+      // partly by ordinary ones would be read back from memory); an overlapping last vector then starts on a
+      // line too, and writes its lines again whole
+      const bool stream = j.stream && j.count >= N && s * j.count * int64_t(sizeof(T)) % 64 == 0 &&
+                          reinterpret_cast<uintptr_t>(dx) % 64 == 0;
       streamed |= stream;
       int64_t k = 0;
       if (vector && j.count >= N) {

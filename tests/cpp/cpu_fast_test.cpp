@@ -662,6 +662,9 @@ TEST_F(CpuFast, StreamedOutputsMatchReference) {
       {{17, 23}, {3, 3}, {2, 2}, {1, 1}, 48, Layout::ChannelsLast, DType::bf16},
       {{8, 64}, {2, 2}, {2, 2}, {0, 0}, 2, Layout::ChannelsFirst, DType::f16},
       {{8, 6, 64}, {2, 2, 2}, {2, 2, 2}, {0, 0, 0}, 2, Layout::ChannelsFirst, DType::f32},
+      // rows of whole lines whose last vector overlaps the one before (24 outputs, or 12 pairs of channels)
+      {{6, 48}, {2, 2}, {2, 2}, {0, 0}, 3, Layout::ChannelsFirst, DType::f32},
+      {{4, 24}, {2, 2}, {2, 2}, {0, 0}, 2, Layout::ChannelsLast, DType::f32},
   };
   const int64_t saved = cpu::stream_threshold_bytes.exchange(0);
   for (const Run& r : runs) {
