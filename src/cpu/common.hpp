@@ -19,6 +19,9 @@ namespace poolkit::cpu {
 // simd_forward for the input's share). Tests lower the threshold to reach those paths on small tensors.
 inline std::atomic<int64_t> stream_threshold_bytes{int64_t(16) << 20};
 inline bool past_cache(int64_t bytes) { return bytes > stream_threshold_bytes.load(std::memory_order_relaxed); }
+// Whether the page holding p was never written (a fresh mapping: the kernel zeroes each page on its first write,
+// leaving its lines in the cache, where ordinary stores then find them and streaming stores must evict them).
+bool untouched_page(const void* p);
 
 // An axis the 3x3 stride-2 kernels of channels-first planes take (kernels_k3s2*.cpp): windows of 3 taps, stride 2,
 // dilation 1, padding 0 or 1 before it (the last bound holds for every geometry poolkit builds: its last window

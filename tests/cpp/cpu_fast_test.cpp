@@ -7,6 +7,9 @@
 
 #include <cstring>
 #include <random>
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
 
 #include "backends.hpp"
 #include "cpu/common.hpp"
@@ -679,6 +682,23 @@ TEST_F(CpuFast, StreamedOutputsMatchReference) {
   }
   cpu::stream_threshold_bytes = saved;
 }
+
+#if defined(__linux__)
+// The backward streams dx only into memory already written: a fresh mapping reads as untouched until written.
+TEST(PageState, FreshMappingIsUntouchedUntilWritten) {
+  const size_t size = size_t(4) << 20;
+  void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(p, MAP_FAILED);
+  char* c = static_cast<char*>(p);
+  EXPECT_TRUE(cpu::untouched_page(c + 100));
+  c[100] = 1;
+  EXPECT_FALSE(cpu::untouched_page(c + 100));
+  EXPECT_FALSE(cpu::untouched_page(c));  // the same page
+  std::vector<float> warm(1 << 20, 1.0f);
+  EXPECT_FALSE(cpu::untouched_page(warm.data() + 12345));
+  munmap(p, size);
+}
+#endif
 
 TEST_F(CpuFast, BadFlatArgmaxIsAnIndexError) {
   for (int64_t k : {2, 3})
