@@ -139,7 +139,11 @@ bool k3s2_plane(const K3S2Job& j) {
   const uint8_t* code = static_cast<const uint8_t*>(j.code);
   S* plane = static_cast<S*>(j.plane);
   const V zero = hn::Zero(d);
-  auto pick = [&](VI c, int tap, V v) { return hn::IfThenElseZero(hn::RebindMask(d, hn::Eq(c, hn::Set(di, tap))), v); };
+  // sum + v where code c is `tap`, else sum: one masked addition (sums start at +0 and never become -0, so
+  // adding +0 for a miss, as the reference does, changes nothing)
+  auto add = [&](V sum, VI c, int tap, V v) {
+    return hn::IfThenElse(hn::RebindMask(d, hn::Eq(c, hn::Set(di, tap))), hn::Add(sum, v), sum);
+  };
   // A contiguous dx takes the plane's final rows after each pair of rows (streaming stores spread over the
   // work rather than in one burst at the end); a strided one, row by row at the end.
   S* dx = static_cast<S*>(j.dx);
@@ -171,12 +175,10 @@ bool k3s2_plane(const K3S2Job& j) {
       const V gb0 = load_lanes<kUnit>(d, g + rb + i, 0), gb1 = load_lanes<kUnit>(d, g + rb + i + 1, 0);
       const VI c0 = PH == 0 ? b0 : a0, c1 = PH == 0 ? b1 : a1;  // output row n
       const V gc0 = PH == 0 ? gb0 : ga0, gc1 = PH == 0 ? gb1 : ga1;
-      const V ss = hn::Add(zero, PW == 0 ? pick(c1, 4, gc1) : pick(c0, 4, gc0));
-      const V sd = hn::Add(hn::Add(zero, pick(c0, 5, gc0)), pick(c1, 3, gc1));
-      const V ds = PW == 0 ? hn::Add(hn::Add(zero, pick(a1, 7, ga1)), pick(b1, 1, gb1))
-                           : hn::Add(hn::Add(zero, pick(a0, 7, ga0)), pick(b0, 1, gb0));
-      V dd = hn::Add(hn::Add(zero, pick(a0, 8, ga0)), pick(a1, 6, ga1));
-      dd = hn::Add(hn::Add(dd, pick(b0, 2, gb0)), pick(b1, 0, gb1));
+      const V ss = PW == 0 ? add(zero, c1, 4, gc1) : add(zero, c0, 4, gc0);
+      const V sd = add(add(zero, c0, 5, gc0), c1, 3, gc1);
+      const V ds = PW == 0 ? add(add(zero, a1, 7, ga1), b1, 1, gb1) : add(add(zero, a0, 7, ga0), b0, 1, gb0);
+      const V dd = add(add(add(add(zero, a0, 8, ga0), a1, 6, ga1), b0, 2, gb0), b1, 0, gb1);
       // cells 2m, 2m + 1: (double, single) for PW = 0, (single, double) for PW = 1
       auto put = [&](S* row, V single, V twofold) {
         if constexpr (PW == 0) store_interleaved(d, twofold, single, row + 2 * m);
