@@ -22,8 +22,8 @@ struct Backward {
 
   bool dx_fresh = false;  // dx's first page never written (see untouched_page)
 
-  // dx past the cache and already in memory: its stores go past the cache (into fresh pages the backward's
-  // streaming stores measured 1.06-1.15x slower than ordinary ones: seed 000's backward into a new Octave array)
+  // dx past the cache, and its pages already written: stores go past the cache (into fresh pages streaming
+  // stores ran slower than ordinary ones: vgg's NCHW backward into new outputs 1.33x, bench/fresh_page_stores.cpp)
   bool stream_dx() const {
     return !dx_fresh && past_cache(N * C * tab.t.axis.in * tab.h.axis.in * tab.w.axis.in * esize);
   }
