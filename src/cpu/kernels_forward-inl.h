@@ -211,6 +211,41 @@ HWY_NOINLINE void max_rows(const ForwardJob& j) {
   const RowPrefetch<S> ahead(j);
   const int64_t ai = form_bytes(j.form);
   const bool stream = streams<S>(d, j, kIdx == kByteIndex ? 1 : 0);
+#if HWY_TARGET <= HWY_AVX2
+  // One output a row over many rows (as in avg_rows): vectors over the rows by gathers, the same compares in the
+  // same tap order; the argmax stored lane by lane
+  if constexpr (!kHalf<S>) {
+    const int64_t xs = j.x_row_step, ys = j.y_row_step;
+    if (l.count == 1 && j.rows >= N && xs > 0 && ys > 0 && N * std::max(xs, ys) <= INT32_MAX) {
+      const auto lane = hn::Iota(di, 0);
+      const auto xi = hn::Mul(lane, hn::Set(di, TI(xs))), yi = hn::Mul(lane, hn::Set(di, TI(ys)));
+      HWY_ALIGN TI best_tap[hn::MaxLanes(di)];
+      for (int64_t rr = 0; rr < j.rows; rr += N) {
+        const int64_t r0 = std::min(rr, j.rows - N);  // (an overlapping last vector: the same bits again)
+        const S* x = static_cast<const S*>(j.x) + r0 * xs;
+        auto m = hn::GatherIndex(d, x + j.tap_offset[0], xi);
+        auto best = hn::Zero(di);
+        for (int t = 1; t < j.ntaps; ++t) {
+          const auto v = hn::GatherIndex(d, x + j.tap_offset[t], xi);
+          const auto replace = hn::Or(v > m, hn::IsNaN(v));
+          m = hn::IfThenElse(replace, v, m);
+          best = hn::IfThenElse(hn::RebindMask(di, replace), hn::Set(di, TI(t)), best);
+        }
+        hn::ScatterIndex(m, d, static_cast<S*>(j.y) + r0 * ys, yi);
+        if constexpr (kIndex) {
+          hn::Store(best, di, best_tap);
+          for (int64_t i = 0; i < N; ++i) {
+            const int64_t row = r0 + i;
+            int64_t code = j.tap_code[best_tap[i]];
+            if (j.form == IndexForm::I64) code += (j.code_row_first + row) % j.code_period * j.code_row_step;
+            store_index(j.form, static_cast<char*>(j.argmax) + row * ys * ai, 0, code);
+          }
+        }
+      }
+      return;
+    }
+  }
+#endif
   int64_t period_row = j.code_row_first % j.code_period;  // (no division per row: a single output's row is short)
   for (int64_t row = 0; row < j.rows; ++row, period_row = period_row + 1 == j.code_period ? 0 : period_row + 1) {
     const S* x = static_cast<const S*>(j.x) + row * j.x_row_step;
