@@ -79,7 +79,7 @@ bool tiled_rows(const Backward& b, int64_t y0, int64_t x0, int64_t rows, int64_t
   j.stride = W.stride;
   j.group = G;
   j.divisor = b.is_max ? 1 : b.divisor(0, 0, 0);  // no padding: the same for every window
-  j.stream = b.stream_dx() && done == row;        // (rows with a zeroed tail are not whole lines)
+  j.stream = b.stream_dx && done == row;        // (rows with a zeroed tail are not whole lines)
   if (b.is_max && (!f32 || b.form == IndexForm::I64)) {
     // the argmax as relative tap ids, computed per output row and tap row; one call per dx row
     thread_local std::vector<int32_t> rel;
@@ -260,7 +260,7 @@ void gather_row(const Backward& b, const LastPlan& p, const QRows& q, int64_t n,
   j.dx = b.dx.at<char>(b.dx.offset(n, 0, t, h, 0));
   // sparse terms (measured on resnet-stem / vgg / overlap-avg channels-last: stride 2 1.15x, stride 1 0.96x)
   j.prefetch = b.g3.axes[2].stride > 1;
-  j.stream = b.stream_dx();
+  j.stream = b.stream_dx;
   switch (b.dtype) {
     case DType::f32: return b.is_max ? gather_max_backward_f32(j) : gather_avg_backward_f32(j);
     case DType::f64: return b.is_max ? gather_max_backward_f64(j) : gather_avg_backward_f64(j);
@@ -374,7 +374,8 @@ bool run_backward(bool is_max, const Geometry& g, const AvgOptions& opt, const T
   const Tables tab(g3);
   Backward b{is_max, g3, tab, View5(dy), View5(dx), View5(am), index_form(am), dx.shape[0], dx.shape[1],
              opt, dtype_size(dx.dtype), dx.numel() + dy.numel(), dx.dtype};
-  b.dx_fresh = untouched_page(dx.data);
+  // (the page check, a system call, only where the size already asks for streaming)
+  b.stream_dx = past_cache(int64_t(dx.numel()) * b.esize) && !untouched_page(dx.data);
   const bool gathers = !is_max || b.am.same_strides(b.dy);
   const bool simd = (dx.dtype == DType::f32 || dx.dtype == DType::f64) && gathers;
   const bool last = b.dx.s[1] == 1 && b.dy.s[1] == 1;

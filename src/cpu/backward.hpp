@@ -20,13 +20,10 @@ struct Backward {
   int64_t work;  // elements read and written
   DType dtype;
 
-  bool dx_fresh = false;  // dx's first page never written (see untouched_page)
-
-  // dx past the cache, and its pages already written: stores go past the cache (into fresh pages streaming
-  // stores ran slower than ordinary ones: vgg's NCHW backward into new outputs 1.33x, bench/fresh_page_stores.cpp)
-  bool stream_dx() const {
-    return !dx_fresh && past_cache(N * C * tab.t.axis.in * tab.h.axis.in * tab.w.axis.in * esize);
-  }
+  // dx past the cache, its pages already written: its stores go past the cache (set once by run_backward; into
+  // fresh pages streaming stores ran slower than ordinary ones: vgg's NCHW backward into new outputs 1.33x,
+  // bench/fresh_page_stores.cpp)
+  bool stream_dx = false;
   int64_t divisor(int64_t a, int64_t b, int64_t d) const {
     if (opt.divisor_override) return *opt.divisor_override;
     bool inc = opt.count_include_pad;

@@ -23,7 +23,7 @@ bool planes(const Backward& b) {
   k3s2_layout(job);
   job.dx_row = b.dx.s[3];
   job.pad_h = Bt.axis.pad_lo, job.pad_w = Wt.axis.pad_lo;
-  job.stream = b.stream_dx();
+  job.stream = b.stream_dx;
   const size_t padded = size_t(k3s2_padded_size(job)), plane = size_t(k3s2_plane_size(job));
   const int64_t planes = b.N * b.C, per_plane = b.work / std::max<int64_t>(1, planes);
   const int64_t chunk = std::max<int64_t>(1, 4096 / std::max<int64_t>(1, per_plane));  // small planes go together

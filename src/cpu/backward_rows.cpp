@@ -296,7 +296,7 @@ bool plane(const RowsPlan& p, Scratch<acc_t<T>>& scratch, int64_t n, int64_t c) 
   j.code_form = raw ? b.form : sizeof(A) == 8 ? IndexForm::I64 : IndexForm::I32;
   j.padded = vec;
   // (stride 1 sums more terms a cell: there the staging copy cost more than it saved)
-  j.stream = b.stream_dx() && p.phases > 1;
+  j.stream = b.stream_dx && p.phases > 1;
   const int64_t H = Bt.axis.in;
   for (int64_t t = 0; t < At.axis.in; ++t) {
     // the terms of every dx row (t, h): its covering output rows, in increasing order
@@ -383,8 +383,8 @@ bool global_average(const RowsPlan& p) {
     v.resize(size_t(n));
     for (int64_t i = 0; i < n; ++i) v[size_t(i)] = A(0) + *b.dy.at<A>((p0 + i) * ystep) / d;
     A* out = b.dx.at<A>(p0 * cells);
-    if constexpr (sizeof(A) == 8) fill_planes_f64(v.data(), n, cells, out, b.stream_dx());
-    else fill_planes_f32(v.data(), n, cells, out, b.stream_dx());
+    if constexpr (sizeof(A) == 8) fill_planes_f64(v.data(), n, cells, out, b.stream_dx);
+    else fill_planes_f32(v.data(), n, cells, out, b.stream_dx);
     return true;
   });
 }

@@ -25,7 +25,7 @@ struct ScatterPlan {
   bool stream;  // dx's stores past the cache
 
   explicit ScatterPlan(const Backward& bw)
-      : b(bw), H(bw.tab.h.axis.in), W(bw.tab.w.axis.in), stream(bw.stream_dx()) {
+      : b(bw), H(bw.tab.h.axis.in), W(bw.tab.w.axis.in), stream(bw.stream_dx) {
     const Axis &A = b.tab.t.axis, &B = b.tab.h.axis, &C = b.tab.w.axis;
     codes = A.kernel * B.kernel * C.kernel;
     in_cells = A.in * H * W;

@@ -90,7 +90,7 @@ void tiled_backward(const TiledBackwardJob& j) {
       // past the cache where the row is whole aligned lines (a line written partly by streaming stores and
       // partly by ordinary ones would be read back from memory); an overlapping last vector then starts on a
       // line too, and writes its lines again whole
-      const bool stream = j.stream && j.count >= N && s * j.count * int64_t(sizeof(T)) % 64 == 0 &&
+      const bool stream = vector && j.stream && j.count >= N && s * j.count * int64_t(sizeof(T)) % 64 == 0 &&
                           reinterpret_cast<uintptr_t>(dx) % 64 == 0;
       streamed |= stream;
       int64_t k = 0;

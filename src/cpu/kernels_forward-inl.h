@@ -61,6 +61,29 @@ HWY_INLINE void store_argmax(D d, const ForwardJob& j, VI idx, VI lane_flat, int
   for (int64_t i = 0; i < N; ++i) store_index(j.form, j.argmax, k + i, int64_t(buf[i]));
 }
 
+#if HWY_TARGET <= HWY_AVX2
+// A job of one output a row over many rows (a row's outputs whose windows the input's edges cut go one per job;
+// one at a time, they had cost overlap-avg's channels-first forward 40% of its time for 2 of its 56 columns):
+// `f(x, y, xi, yi, r0)` for each N rows from r0 (the last N overlapping the ones before: the same bits again),
+// x and y those rows' first, xi / yi the rows' offsets in elements to gather and scatter with. False, nothing
+// done, for any other job.
+template <class S, class F>
+HWY_INLINE bool over_rows(const ForwardJob& j, F&& f) {
+  const hn::ScalableTag<S> d;
+  const hn::RebindToSigned<decltype(d)> di;
+  using TI = hn::TFromD<decltype(di)>;
+  const int64_t N = int64_t(hn::Lanes(d)), xs = j.x_row_step, ys = j.y_row_step;
+  if (j.lanes.count != 1 || j.rows < N || xs <= 0 || ys <= 0 || N * std::max(xs, ys) > INT32_MAX) return false;
+  const auto lane = hn::Iota(di, 0);
+  const auto xi = hn::Mul(lane, hn::Set(di, TI(xs))), yi = hn::Mul(lane, hn::Set(di, TI(ys)));
+  for (int64_t r = 0; r < j.rows; r += N) {
+    const int64_t r0 = std::min(r, j.rows - N);
+    f(static_cast<const S*>(j.x) + r0 * xs, static_cast<S*>(j.y) + r0 * ys, xi, yi, r0);
+  }
+  return true;
+}
+#endif
+
 // Lanes [0, vec_end) of a forward row by `vectors(u, k, end)` (u vectors from lane k, none past end); returns
 // the first lane left to the scalar loop. Long chains go four at a time (fewer taps run as fast one vector at a
 // time, or faster) where four different vectors remain: rows of channels-first planes end with four overlapping
@@ -207,45 +230,36 @@ HWY_NOINLINE void max_rows(const ForwardJob& j) {
                    : hn::Mul(l.group == 1 ? hn::Iota(di, 0) : hn::ShiftRight<1>(hn::Iota(di, 0)),
                              hn::Set(di, TI(j.flat_step)));
   const int64_t vec_end = M == kScalarOnly ? 0 : l.vector_count;
-  ForwardJob r = j;
-  const RowPrefetch<S> ahead(j);
   const int64_t ai = form_bytes(j.form);
-  const bool stream = streams<S>(d, j, kIdx == kByteIndex ? 1 : 0);
 #if HWY_TARGET <= HWY_AVX2
-  // One output a row over many rows (as in avg_rows): vectors over the rows by gathers, the same compares in the
-  // same tap order; the argmax stored lane by lane
+  // one output a row: vectors over the rows, the same compares in the same tap order, the argmax lane by lane
   if constexpr (!kHalf<S>) {
-    const int64_t xs = j.x_row_step, ys = j.y_row_step;
-    if (l.count == 1 && j.rows >= N && xs > 0 && ys > 0 && N * std::max(xs, ys) <= INT32_MAX) {
-      const auto lane = hn::Iota(di, 0);
-      const auto xi = hn::Mul(lane, hn::Set(di, TI(xs))), yi = hn::Mul(lane, hn::Set(di, TI(ys)));
-      HWY_ALIGN TI best_tap[hn::MaxLanes(di)];
-      for (int64_t rr = 0; rr < j.rows; rr += N) {
-        const int64_t r0 = std::min(rr, j.rows - N);  // (an overlapping last vector: the same bits again)
-        const S* x = static_cast<const S*>(j.x) + r0 * xs;
-        auto m = hn::GatherIndex(d, x + j.tap_offset[0], xi);
-        auto best = hn::Zero(di);
-        for (int t = 1; t < j.ntaps; ++t) {
-          const auto v = hn::GatherIndex(d, x + j.tap_offset[t], xi);
-          const auto replace = hn::Or(v > m, hn::IsNaN(v));
-          m = hn::IfThenElse(replace, v, m);
-          best = hn::IfThenElse(hn::RebindMask(di, replace), hn::Set(di, TI(t)), best);
-        }
-        hn::ScatterIndex(m, d, static_cast<S*>(j.y) + r0 * ys, yi);
-        if constexpr (kIndex) {
-          hn::Store(best, di, best_tap);
-          for (int64_t i = 0; i < N; ++i) {
-            const int64_t row = r0 + i;
-            int64_t code = j.tap_code[best_tap[i]];
-            if (j.form == IndexForm::I64) code += (j.code_row_first + row) % j.code_period * j.code_row_step;
-            store_index(j.form, static_cast<char*>(j.argmax) + row * ys * ai, 0, code);
-          }
+    HWY_ALIGN TI best_tap[hn::MaxLanes(di)];
+    const bool done = over_rows<S>(j, [&](const S* x, S* y, auto xi, auto yi, int64_t r0) {
+      auto m = hn::GatherIndex(d, x + j.tap_offset[0], xi);
+      auto best = hn::Zero(di);
+      for (int t = 1; t < j.ntaps; ++t) {
+        const auto v = hn::GatherIndex(d, x + j.tap_offset[t], xi);
+        const auto replace = hn::Or(v > m, hn::IsNaN(v));
+        m = hn::IfThenElse(replace, v, m);
+        best = hn::IfThenElse(hn::RebindMask(di, replace), hn::Set(di, TI(t)), best);
+      }
+      hn::ScatterIndex(m, d, y, yi);
+      if constexpr (kIndex) {
+        hn::Store(best, di, best_tap);
+        for (int64_t i = 0; i < N; ++i) {
+          int64_t code = j.tap_code[best_tap[i]];
+          if (j.form == IndexForm::I64) code += (j.code_row_first + r0 + i) % j.code_period * j.code_row_step;
+          store_index(j.form, static_cast<char*>(j.argmax) + (r0 + i) * j.y_row_step * ai, 0, code);
         }
       }
-      return;
-    }
+    });
+    if (done) return;
   }
 #endif
+  ForwardJob r = j;
+  const RowPrefetch<S> ahead(j);
+  const bool stream = streams<S>(d, j, kIdx == kByteIndex ? 1 : 0);
   int64_t period_row = j.code_row_first % j.code_period;  // (no division per row: a single output's row is short)
   for (int64_t row = 0; row < j.rows; ++row, period_row = period_row + 1 == j.code_period ? 0 : period_row + 1) {
     const S* x = static_cast<const S*>(j.x) + row * j.x_row_step;
@@ -321,30 +335,19 @@ HWY_NOINLINE void avg_rows(const ForwardJob& j) {
   const Lanes& l = j.lanes;
   const T div = T(j.divisor);
   const int64_t vec_end = M == kScalarOnly ? 0 : l.vector_count;
-  const RowPrefetch<S> ahead(j);
-  const bool stream = streams<S>(d, j, 0);
 #if HWY_TARGET <= HWY_AVX2
-  // One output a row (a row's outputs whose windows the input's edges cut, each on its own) over many rows:
-  // vectors over the rows by gathers and scatters, the same taps added in the same order (one at a time, these
-  // outputs had cost overlap-avg's channels-first forward 40% of its time for 2 of its 56 columns).
+  // one output a row: vectors over the rows, the same taps added in the same order
   if constexpr (!kHalf<S>) {
-    const int64_t xs = j.x_row_step, ys = j.y_row_step;
-    using TI = hwy::MakeSigned<T>;
-    if (l.count == 1 && j.rows >= N && xs > 0 && ys > 0 && N * std::max(xs, ys) <= INT32_MAX) {
-      const hn::RebindToSigned<decltype(d)> di;
-      const auto lane = hn::Iota(di, 0);
-      const auto xi = hn::Mul(lane, hn::Set(di, TI(xs))), yi = hn::Mul(lane, hn::Set(di, TI(ys)));
-      for (int64_t r = 0; r < j.rows; r += N) {
-        const int64_t r0 = std::min(r, j.rows - N);  // (an overlapping last vector: the same bits again)
-        const S* x = static_cast<const S*>(j.x) + r0 * xs;
-        auto sum = hn::Zero(d);
-        for (int t = 0; t < j.ntaps; ++t) sum = hn::Add(sum, hn::GatherIndex(d, x + j.tap_offset[t], xi));
-        hn::ScatterIndex(hn::Div(sum, hn::Set(d, div)), d, static_cast<S*>(j.y) + r0 * ys, yi);
-      }
-      return;
-    }
+    const bool done = over_rows<S>(j, [&](const S* x, S* y, auto xi, auto yi, int64_t) {
+      auto sum = hn::Zero(d);
+      for (int t = 0; t < j.ntaps; ++t) sum = hn::Add(sum, hn::GatherIndex(d, x + j.tap_offset[t], xi));
+      hn::ScatterIndex(hn::Div(sum, hn::Set(d, div)), d, y, yi);
+    });
+    if (done) return;
   }
 #endif
+  const RowPrefetch<S> ahead(j);
+  const bool stream = streams<S>(d, j, 0);
   for (int64_t row = 0; row < j.rows; ++row) {
     const S* x = static_cast<const S*>(j.x) + row * j.x_row_step;
     S* y = static_cast<S*>(j.y) + row * j.y_row_step;
