@@ -186,7 +186,7 @@ struct K3S2Job {
   int64_t dx_row = 0, height = 0, width = 0;
   int64_t pad_h = 0, pad_w = 0;
   bool stream = false;
-  const void* next_dy = nullptr;  // the plane after this one (its rows asked for ahead; usually this thread's next), or null
+  const void* next_dy = nullptr;  // the plane after this one, usually this thread's next (rows asked for ahead)
   const uint8_t* next_am = nullptr;
 };
 constexpr int64_t kK3S2Lanes = 16;  // the widest vector of float32
