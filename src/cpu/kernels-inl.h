@@ -73,6 +73,12 @@ template <int M>
 HWY_INLINE int64_t load_at(const Lanes& l, int64_t k) {
   return M == kGroup ? (k / l.group) * l.lane_stride + k % l.group : k;
 }
+// The same for lane k's vector of U, given `at0`: where walk_vectors says one vector of a channels-last group
+// reads (other modes: the lane itself, which may have moved back from `at0`'s to overlap the vectors before).
+template <int M, int U>
+HWY_INLINE int64_t vector_at(const Lanes& l, int64_t lane, int64_t at0) {
+  return M == kGroup && U == 1 ? at0 : load_at<M>(l, lane);
+}
 template <int M> constexpr int kLoadAs = M == kGroup ? kUnit : M;
 template <class S> constexpr bool kHalf = sizeof(S) == 2;
 template <class S> constexpr bool kBF16 = std::is_same_v<S, bfloat16>;

@@ -84,19 +84,27 @@ HWY_INLINE bool over_rows(const ForwardJob& j, F&& f) {
 }
 #endif
 
-// Lanes [0, vec_end) of a forward row by `vectors(u, k, end)` (u vectors from lane k, none past end); returns
-// the first lane left to the scalar loop. Long chains go four at a time (fewer taps run as fast one vector at a
-// time, or faster) where four different vectors remain: rows of channels-first planes end with four overlapping
-// the ones before, but a row of one to three vectors (one output's channels) goes one vector at a time instead
-// of computing a vector again; channels-last groups (whole vectors) end one vector at a time.
-template <int M, class F>
-HWY_INLINE int64_t walk_vectors(int64_t N, int64_t vec_end, int ntaps, F&& vectors) {
+// Lanes [0, vec_end) of a forward row by `vectors(u, k, end, at)` (u vectors from lane k, none past end; for
+// one vector, `at`: where load_lanes<M> reads lane k); returns the first lane left to the scalar loop. Long
+// chains go four at a time (fewer taps run as fast one vector at a time, or faster) where four different vectors
+// remain: rows of channels-first planes end with four overlapping the ones before, but a row of one to three
+// vectors (one output's channels) goes one vector at a time instead of computing a vector again; channels-last
+// groups (whole vectors) end one vector at a time, with kAtByAddition their `at` kept by additions output after
+// output instead of a division per vector (see max_rows).
+template <int M, bool kAtByAddition = false, class F>
+HWY_INLINE int64_t walk_vectors(const Lanes& l, int64_t N, int64_t vec_end, int ntaps, F&& vectors) {
   if (vec_end < N) return 0;
   int64_t k = 0;
   if (ntaps > 8)
     for (; M == kGroup ? k + 4 * N <= vec_end : k + 3 * N < vec_end; k += 4 * N)
-      vectors(std::integral_constant<int, 4>(), k, vec_end);
-  for (; k < vec_end; k += N) vectors(std::integral_constant<int, 1>(), k, vec_end);
+      vectors(std::integral_constant<int, 4>(), k, vec_end, 0);
+  if constexpr (M == kGroup && kAtByAddition) {
+    int64_t at = load_at<M>(l, k);
+    for (int64_t edge = (k / l.group + 1) * l.group; k < vec_end; edge += l.group, at += l.lane_stride - l.group)
+      for (; k < edge && k < vec_end; k += N, at += N) vectors(std::integral_constant<int, 1>(), k, vec_end, at);
+  } else {
+    for (; k < vec_end; k += N) vectors(std::integral_constant<int, 1>(), k, vec_end, load_at<M>(l, k));
+  }
   return vec_end;
 }
 
@@ -267,9 +275,18 @@ HWY_NOINLINE void max_rows(const ForwardJob& j) {
     ahead(row);
     r.argmax = j.argmax ? static_cast<char*>(j.argmax) + row * j.y_row_step * ai : nullptr;
     const int64_t row_code = period_row * j.code_row_step;
+    // float32 / float64 windows of 2 to 4 taps: their inputs' row pointers held in registers (read through j, they
+    // were read again at every vector: the stores might alias them) and, in channels-last groups, each vector's
+    // offset by additions (walk_vectors): vgg's channels-last forward without an index 1.3-1.4x faster with both,
+    // 1.1x with the pointers alone, slower with the additions alone; 16-bit types and windows of more taps (their
+    // registers taken by the vectors) ran slower with them.
+    constexpr bool kHeld = kTaps > 0 && kTaps <= 4 && !kHalf<S>;
+    const S* xt[kHeld ? kTaps : 1];
+    if constexpr (kHeld)
+      for (int t = 0; t < kTaps; ++t) xt[t] = x + j.tap_offset[t];
     // U vectors from lane k (see walk_vectors; overlapping lanes are recomputed to the same bits), their chains
     // of compares interleaved
-    auto vectors = [&](auto u, int64_t k, int64_t end) {
+    auto vectors = [&](auto u, int64_t k, int64_t end, int64_t at0) {
       constexpr int U = decltype(u)::value;
       int64_t lane[U], at[U];
       hn::Vec<decltype(d)> m[U], nan[U];
@@ -277,8 +294,8 @@ HWY_NOINLINE void max_rows(const ForwardJob& j) {
       vector_starts(d, k, end, lane, U);
       for (int v = 0; v < U; ++v) {
         lane[v] += k;
-        at[v] = load_at<M>(l, lane[v]);
-        m[v] = load_lanes<kLoadAs<M>>(d, x + j.tap_offset[0], at[v]);
+        at[v] = vector_at<M, U>(l, lane[v], at0);
+        m[v] = load_lanes<kLoadAs<M>>(d, kHeld ? xt[0] : x + j.tap_offset[0], at[v]);
         idx[v] = hn::Set(didx, TIdx(j.tap_code[0]));
         nan[v] = m[v];
       }
@@ -289,7 +306,8 @@ HWY_NOINLINE void max_rows(const ForwardJob& j) {
         for (int t = 1; t < kTaps; ++t) max_tap<kIdx, M, U>(d, didx, x + j.tap_offset[t], at, j.tap_code[t], m, idx, nan);
       } else {
         const int ntaps = kTaps > 0 ? kTaps : j.ntaps;
-        for (int t = 1; t < ntaps; ++t) max_tap<kIdx, M, U>(d, didx, x + j.tap_offset[t], at, j.tap_code[t], m, idx, nan);
+        for (int t = 1; t < ntaps; ++t)
+          max_tap<kIdx, M, U>(d, didx, kHeld ? xt[t] : x + j.tap_offset[t], at, j.tap_code[t], m, idx, nan);
       }
       if constexpr (kIdx == kNoIndex && kMaxChain)
         for (int v = 0; v < U; ++v) m[v] = hn::IfThenElse(hn::IsNaN(nan[v]), nan[v], m[v]);
@@ -301,7 +319,7 @@ HWY_NOINLINE void max_rows(const ForwardJob& j) {
         else if constexpr (kIndex) store_argmax(d, r, idx[v], lane_flat, lane[v], row_code);
       }
     };
-    int64_t k = walk_vectors<M>(N, vec_end, j.ntaps, vectors);
+    int64_t k = walk_vectors<M, kHeld>(l, N, vec_end, j.ntaps, vectors);
     // the rest one lane at a time, still without branches (on random data the compares mispredict) and with
     // the vector conversions of 16-bit types
     const hn::CappedTag<T, 1> d1;
@@ -353,18 +371,18 @@ HWY_NOINLINE void avg_rows(const ForwardJob& j) {
     S* y = static_cast<S*>(j.y) + row * j.y_row_step;
     ahead(row);
     // as in max_rows, with chains of sums
-    auto vectors = [&](auto u, int64_t k, int64_t end) {
+    auto vectors = [&](auto u, int64_t k, int64_t end, int64_t at0) {
       constexpr int U = decltype(u)::value;
       int64_t lane[U], at[U];
       hn::Vec<decltype(d)> sum[U];
       vector_starts(d, k, end, lane, U);
-      for (int v = 0; v < U; ++v) lane[v] += k, at[v] = load_at<M>(l, lane[v]);
+      for (int v = 0; v < U; ++v) lane[v] += k, at[v] = vector_at<M, U>(l, lane[v], at0);
       for (int v = 0; v < U; ++v) sum[v] = hn::Zero(d);
       for (int t = 0; t < j.ntaps; ++t)
         for (int v = 0; v < U; ++v) sum[v] = hn::Add(sum[v], load_lanes<kLoadAs<M>>(d, x + j.tap_offset[t], at[v]));
       for (int v = 0; v < U; ++v) put_values(d, hn::Div(sum[v], hn::Set(d, div)), y + lane[v], stream);
     };
-    int64_t k = walk_vectors<M>(N, vec_end, j.ntaps, vectors);
+    int64_t k = walk_vectors<M>(l, N, vec_end, j.ntaps, vectors);
     const hn::CappedTag<T, 1> d1;  // (the vector conversions of 16-bit types)
     for (; k < l.count; ++k) {
       const S* xk = x + lane_offset(l, k);

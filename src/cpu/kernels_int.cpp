@@ -151,14 +151,14 @@ HWY_NOINLINE void int_max_rows(const ForwardJob& j) {
     const int64_t row_code = period_row * j.code_row_step;
     ahead(row);
     // U vectors from lane k (walk_vectors: four at a time for long windows), their chains interleaved
-    auto vectors = [&](auto u, int64_t k, int64_t end) {
+    auto vectors = [&](auto u, int64_t k, int64_t end, int64_t at0) {
       constexpr int U = decltype(u)::value;
       int64_t lane[U], at[U];
       hn::Vec<D> m[U];
       hn::Vec<decltype(du)> idx[U];
       vector_starts(d, k, end, lane, U);
       for (int v = 0; v < U; ++v) {
-        lane[v] += k, at[v] = load_at<M>(l, lane[v]);
+        lane[v] += k, at[v] = vector_at<M, U>(l, lane[v], at0);
         m[v] = load_int<M>(d, x + j.tap_offset[0], at[v]);
         idx[v] = hn::Set(du, TU(kIdx == kIntCode ? j.tap_code[0] : 0));
       }
@@ -182,7 +182,7 @@ HWY_NOINLINE void int_max_rows(const ForwardJob& j) {
       }
     };
     // (with an argmax one vector at a time: four ran 1.2x slower, channels-last 3x3 8-bit, AVX3_DL)
-    int64_t k = walk_vectors<M>(N, vec_end, kIdx == kIntNone ? j.ntaps : 0, vectors);
+    int64_t k = walk_vectors<M>(l, N, vec_end, kIdx == kIntNone ? j.ntaps : 0, vectors);
     for (; k < l.count; ++k) {  // the rest one lane at a time
       const T* xk = x + lane_offset(l, k);
       T m = xk[j.tap_offset[0]];
