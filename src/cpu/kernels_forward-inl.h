@@ -271,7 +271,7 @@ HWY_NOINLINE void max_rows(const ForwardJob& j) {
   const RowPrefetch<S> ahead(j);
   const bool stream = streams<S>(d, j, kIdx == kByteIndex ? 1 : 0);
   // int64 indices (twice the values' bytes or more) past the cache too, where their rows are whole aligned lines
-  // and windows of up to 8 taps go one vector at a time: int64 forwards of seed 1.15-1.2x faster, vgg and pool3d
+  // and windows of up to 8 taps go one vector at a time: int64 forwards of seed 1.1-1.2x faster, vgg and pool3d
   // channels-last 1.07-1.1x; resnet-stem's channels-last (9 taps, four vectors at a time) 1.1x slower with them
   [[maybe_unused]] const bool stream64 = kIdx == kWideIndex && stream && j.form == IndexForm::I64 &&
                                          j.ntaps <= 8 && whole_aligned_rows(j.argmax, j.y_row_step, l.count, 8, 8);
