@@ -1,12 +1,15 @@
-// The cell a flat index v names lies at offset r = v - flat(origin of the window) from the window's first tap;
-// r identifies the tap through a table over the window's span (built once per call), and a tap counts when it
-// is inside the input for that output (windows clipped by the border, adaptive windows shorter than the
-// largest). Flat positions of in-range cells are distinct, so a hit is the very cell.
+// The cell a flat index v names lies at offset r = v - flat(origin of the window) from the window's first tap; r
+// is tap (jt, jh, jw) when it is jt pitches of the T axis plus jh of H plus jw of W, which one division per axis
+// finds where each axis's pitch is beyond the reach of the axes inside it (LocalCodeJob). A tap counts when it is
+// inside the input for that output (windows clipped by the border, adaptive windows shorter than the largest).
+// Flat positions of in-range cells are distinct, so a hit is the very cell.
 #include "argmax_local.hpp"
 
+#include <cstdlib>
 #include <vector>
 
 #include "common.hpp"
+#include "kernels.hpp"
 
 namespace poolkit::cpu {
 
@@ -18,78 +21,97 @@ bool to_local(const Geometry& g3, const TensorView& flat, const TensorView& loca
   const AxisTable* ax[3] = {&tab.t, &tab.h, &tab.w};
   const int64_t H = tab.h.axis.in, W = tab.w.axis.in;
   const int64_t unit[3] = {H * W, W, 1};  // flat distance of one step along each axis
-  const int64_t K[3] = {tab.t.axis.kernel, tab.h.axis.kernel, tab.w.axis.kernel};
-  if (K[0] * K[1] * K[2] > (int64_t(1) << 20)) return false;
-  int64_t span = 1;
-  for (int i = 0; i < 3; ++i) span += (K[i] - 1) * ax[i]->axis.step() * unit[i];
-  if (span > (int64_t(1) << 22)) return false;
-  std::vector<int32_t> id(size_t(span), -1);
-  std::vector<int32_t> tap[3];
-  for (int64_t a = 0; a < K[0]; ++a)
-    for (int64_t b = 0; b < K[1]; ++b)
-      for (int64_t c = 0; c < K[2]; ++c) {
-        const int64_t r = a * tab.t.axis.step() * unit[0] + b * tab.h.axis.step() * unit[1] + c * tab.w.axis.step();
-        if (id[size_t(r)] >= 0) return false;  // two taps at one offset: the table cannot tell them apart
-        id[size_t(r)] = int32_t(tab.local(a, b, c));
-        tap[0].push_back(int32_t(a)), tap[1].push_back(int32_t(b)), tap[2].push_back(int32_t(c));
-      }
-  // per axis and output: the flat offset of the window's origin, and whether every tap is inside the input
-  std::vector<int64_t> base[3];
-  std::vector<uint8_t> whole[3];
-  for (int i = 0; i < 3; ++i)
+  LocalCodeJob job;
+  job.form = form;
+  int64_t reach = 0;  // of the axes inside the one at hand: the offset of their last tap
+  for (int a = 2; a >= 0; --a) {
+    const int64_t K = ax[a]->axis.kernel, pitch = ax[a]->axis.step() * unit[a];
+    if (K > 1 && pitch <= reach) return false;  // taps that one division per axis cannot tell apart
+    reach += (K - 1) * pitch;
+    if (reach >= (int64_t(1) << 22)) return false;
+    job.kernel[a] = int32_t(K), job.pitch[a] = int32_t(K > 1 ? pitch : 1), job.hi[a] = int32_t(K);
+  }
+  job.span = reach + 1;
+  std::vector<int64_t> base[3];  // per axis and output: the flat offset of the window's origin
+  int64_t most = 0;              // the largest |base[0] + base[1] + base[2]| can be
+  for (int i = 0; i < 3; ++i) {
+    int64_t m = 0;
     for (int64_t o = 0; o < ax[i]->axis.out; ++o) {
       base[i].push_back(ax[i]->origin[size_t(o)] * unit[i]);
-      whole[i].push_back(ax[i]->first[size_t(o)] == 0 && ax[i]->last[size_t(o)] == K[i]);
+      m = std::max(m, std::abs(base[i].back()));
     }
+    most += m;
+  }
+  if (most > (int64_t(1) << 30)) return false;  // (the kernel's offsets are 32-bit)
+  // the taps of output o along axis a inside the input
+  auto bound = [&](LocalCodeJob& j, int a, int64_t o) {
+    j.lo[a] = int32_t(ax[a]->first[size_t(o)]), j.hi[a] = int32_t(ax[a]->last[size_t(o)]);
+  };
   const View5 f(flat), l(local);
   const int64_t N = flat.shape[0], C = flat.shape[1], OT = tab.t.axis.out, OH = tab.h.axis.out, OW = tab.w.axis.out;
-  // The code of value v of output (ot, oh, ow), or -1.
-  auto code_of = [&](int64_t v, int64_t ot, int64_t oh, int64_t ow) {
-    const int64_t r = v - base[0][size_t(ot)] - base[1][size_t(oh)] - base[2][size_t(ow)];
-    int32_t code = uint64_t(r) < uint64_t(span) ? id[size_t(r)] : -1;
-    if (code >= 0 && !(whole[0][size_t(ot)] && whole[1][size_t(oh)] && whole[2][size_t(ow)])) {
-      const int64_t o[3] = {ot, oh, ow};
-      for (int a = 0; a < 3 && code >= 0; ++a) {
-        const int64_t j = tap[a][size_t(code)];
-        if (j < ax[a]->first[size_t(o[a])] || j >= ax[a]->last[size_t(o[a])]) code = -1;
-      }
-    }
-    return code;
-  };
-  // Outputs [lo, hi) of a row have whole windows: by vectors where the row's values are contiguous, the rest one
-  // at a time. Channels-last rows are OW * C values in a row (an output's `lanes` are its C channels), channels-
-  // first rows OW values vs apart (one lane an output); a task is a row, or a slice (n, c, ot) when they run
-  // whole (c = 0 for channels-last: all channels).
+  // Channels-last rows are OW * C values in a row (an output's `lanes` are its C channels), channels-first rows
+  // OW values vs apart (one lane an output). Where they are contiguous, outputs [lo, hi) of a row (whole windows
+  // along W) go as one run of the kernel and every other output as a run of its own; strided rows one value at a
+  // time. A task is a row, or a slice (n, c, ot) when every window is whole along H and W and its rows lie back to
+  // back (c = 0 for channels-last: all channels).
   const int64_t lo = tab.w.full_begin, hi = tab.w.full_end;
   const bool last = C > 1 && f.s[1] == 1 && l.s[1] == 1 && f.s[4] == C && l.s[4] == C;
   const int64_t lanes = last ? C : 1, planes = last ? 1 : C, vs = f.s[4], os = l.s[4];
   const bool contiguous = last || (vs == 1 && os == 1);
-  // When every window is whole along H and W and a slice's rows lie back to back: one run per slice. The
-  // bases of the values of a row (whole windows along W), and of a slice.
   bool slabs = contiguous && lo == 0 && hi == OW && f.s[3] == OW * lanes && l.s[3] == OW * lanes;
-  for (int64_t oh = 0; oh < OH; ++oh) slabs &= whole[1][size_t(oh)] != 0;
-  std::vector<int64_t> base_w, base_hw;
-  for (int64_t ow = 0; ow < OW; ++ow) base_w.insert(base_w.end(), size_t(lanes), base[2][size_t(ow)]);
+  for (int64_t oh = 0; oh < OH; ++oh) slabs &= tab.h.first[size_t(oh)] == 0 && tab.h.last[size_t(oh)] == tab.h.axis.kernel;
+  std::vector<int32_t> base_w, base_hw;  // the bases of the values of a row, and of a slice
+  for (int64_t ow = 0; ow < OW; ++ow) base_w.insert(base_w.end(), size_t(lanes), int32_t(base[2][size_t(ow)]));
   for (int64_t oh = 0; slabs && oh < OH; ++oh)
     for (int64_t ow = 0; ow < OW; ++ow)
-      base_hw.insert(base_hw.end(), size_t(lanes), base[1][size_t(oh)] + base[2][size_t(ow)]);
-  auto run = [&](const int64_t* v, U* out, const int64_t* bases, int64_t count, int64_t row) {
-    LocalCodeJob j;
-    j.flat = v, j.base = bases, j.count = count, j.row = row, j.span = span;
-    j.id = id.data(), j.form = form, j.out = out;
-    return flat_to_local_codes(j);
-  };
+      base_hw.insert(base_hw.end(), size_t(lanes), int32_t(base[1][size_t(oh)] + base[2][size_t(ow)]));
+  // Small channels-first planes (rows back to back) in one run each, as if every window were whole; then the
+  // codes of the windows cut by the border are checked against a mask of the taps each has inside the input (a
+  // run a row would cost more to set up than its few vectors, and a check of bounds in every vector as much).
+  const int64_t outputs = OT * OH * OW, cells = int64_t(job.kernel[0]) * job.kernel[1] * job.kernel[2];
+  if (!last && vs == 1 && os == 1 && f.s[3] == OW && l.s[3] == OW &&
+      (OT == 1 || (f.s[2] == OH * OW && l.s[2] == OH * OW)) && outputs <= 16384 && cells <= 32) {
+    std::vector<int32_t> base_p;
+    std::vector<std::pair<int64_t, uint32_t>> cut;  // (output, its taps inside the input as bits of their codes)
+    for (int64_t ot = 0; ot < OT; ++ot)
+      for (int64_t oh = 0; oh < OH; ++oh)
+        for (int64_t ow = 0; ow < OW; ++ow) {
+          base_p.push_back(int32_t(base[0][size_t(ot)] + base[1][size_t(oh)] + base[2][size_t(ow)]));
+          uint32_t bits = 0;
+          for (int64_t jt = tab.t.first[size_t(ot)]; jt < tab.t.last[size_t(ot)]; ++jt)
+            for (int64_t jh = tab.h.first[size_t(oh)]; jh < tab.h.last[size_t(oh)]; ++jh)
+              for (int64_t jw = tab.w.first[size_t(ow)]; jw < tab.w.last[size_t(ow)]; ++jw)
+                bits |= uint32_t(1) << tab.local(jt, jh, jw);
+          if (bits != uint32_t((uint64_t(1) << cells) - 1)) cut.emplace_back(int64_t(base_p.size()) - 1, bits);
+        }
+    return parallel_for(N * C, flat.numel(), [&](int64_t i) {
+      LocalCodeJob j = job;
+      U* out = l.at<U>(l.offset(i / C, i % C, 0, 0, 0));
+      j.flat = f.at<int64_t>(f.offset(i / C, i % C, 0, 0, 0)), j.out = out;
+      j.base = base_p.data(), j.count = outputs;
+      bool ok = flat_to_local_codes(j);
+      for (const auto& [o, bits] : cut) ok &= ((bits >> (uint32_t(out[o]) & 31)) & 1) != 0;  // (codes are below 32)
+      return ok;
+    });
+  }
   auto one_row = [&](int64_t n, int64_t c, int64_t ot, int64_t oh) {
     const int64_t* v = f.at<int64_t>(f.offset(n, c, ot, oh, 0));
     U* out = l.at<U>(l.offset(n, c, ot, oh, 0));
-    const bool vectors = contiguous && whole[0][size_t(ot)] && whole[1][size_t(oh)] && hi > lo;
-    bool ok = !vectors || run(v + lo * lanes, out + lo * lanes, base_w.data() + lo * lanes, (hi - lo) * lanes,
-                              base[0][size_t(ot)] + base[1][size_t(oh)]);
-    for (int64_t ow = 0; ow < OW; ++ow) {
-      if (vectors && ow == lo) ow = hi;
-      if (ow >= OW) break;
-      for (int64_t k = 0; k < lanes; ++k) {
-        const int32_t code = code_of(v[ow * vs + k], ot, oh, ow);
+    LocalCodeJob j = job;
+    bound(j, 0, ot), bound(j, 1, oh);
+    j.row = base[0][size_t(ot)] + base[1][size_t(oh)];
+    bool ok = true;
+    for (int64_t ow = 0, end; ow < OW; ow = end) {
+      end = ow == lo && hi > lo ? hi : ow + 1;
+      bound(j, 2, ow);  // (whole from lo to hi)
+      if (contiguous && (lanes > 1 || end > ow + 1)) {
+        j.flat = v + ow * lanes, j.base = base_w.data() + ow * lanes, j.out = out + ow * lanes;
+        j.count = (end - ow) * lanes;
+        ok &= flat_to_local_codes(j);
+        continue;
+      }
+      for (int64_t k = 0; k < lanes; ++k) {  // (one output of one channel, or strided)
+        const int32_t code = local_code(j, v[ow * vs + k] - j.row - base[2][size_t(ow)]);
         ok &= code >= 0;
         out[ow * os + k] = U(code);
       }
@@ -99,12 +121,11 @@ bool to_local(const Geometry& g3, const TensorView& flat, const TensorView& loca
   if (slabs)
     return parallel_for(N * planes * OT, flat.numel(), [&](int64_t i) {
       const int64_t ot = i % OT, c = (i / OT) % planes, n = i / (OT * planes);
-      if (whole[0][size_t(ot)])
-        return run(f.at<int64_t>(f.offset(n, c, ot, 0, 0)), l.at<U>(l.offset(n, c, ot, 0, 0)), base_hw.data(),
-                   OH * OW * lanes, base[0][size_t(ot)]);
-      bool ok = true;
-      for (int64_t oh = 0; oh < OH; ++oh) ok &= one_row(n, c, ot, oh);
-      return ok;
+      LocalCodeJob j = job;
+      bound(j, 0, ot);
+      j.flat = f.at<int64_t>(f.offset(n, c, ot, 0, 0)), j.out = l.at<U>(l.offset(n, c, ot, 0, 0));
+      j.base = base_hw.data(), j.count = OH * OW * lanes, j.row = base[0][size_t(ot)];
+      return flat_to_local_codes(j);
     });
   return parallel_for(N * planes * OT * OH, flat.numel(), [&](int64_t i) {
     const int64_t oh = i % OH, ot = (i / OH) % OT, c = (i / (OH * OT)) % planes, n = i / (OH * OT * planes);

@@ -280,16 +280,34 @@ void drain_sums_f16(float* sums, float16* out, int64_t n, bool stream);
 void fill_planes_f32(const float* value, int64_t planes, int64_t cells, float* out, bool stream);
 void fill_planes_f64(const double* value, int64_t planes, int64_t cells, double* out, bool stream);
 
-// A row of flat argmax values as window-local codes: out[k] = id[flat[k] - row - base[k]] in `form` (U8, I16 or
-// I32). False when a value lies outside [0, span) or where id is -1 (no tap there); out is then unspecified.
+// A run of flat argmax values as window-local codes. Value k names the cell r = flat[k] - row - base[k] from its
+// window's first tap; the window's taps lie pitch[a] apart along axis a (t, h, w), and r is tap (jt, jh, jw) when
+// r = jt * pitch[0] + jh * pitch[1] + jw * pitch[2] with each j in [lo[a], hi[a]) (the taps inside the input for
+// this run's outputs), whose code is (jt * kernel[1] + jh) * kernel[2] + jw. The caller makes the decomposition
+// unique: each axis's pitch is above the reach of the axes after it, (kernel - 1) * pitch summed (an axis of one
+// tap has pitch 1), and span, that reach of all three plus one, is at most 2^22; base[k] + row lies in
+// [-2^30, 2^30]. out[k] in `form` (U8, I16 or I32); false when some value names no tap (out is then unspecified).
 struct LocalCodeJob {
   const int64_t* flat = nullptr;
-  const int64_t* base = nullptr;
+  const int32_t* base = nullptr;
   int64_t count = 0, row = 0, span = 0;
-  const int32_t* id = nullptr;
+  int32_t kernel[3] = {1, 1, 1}, pitch[3] = {1, 1, 1}, lo[3] = {0, 0, 0}, hi[3] = {1, 1, 1};
   IndexForm form = IndexForm::I32;
   void* out = nullptr;
 };
+// The code of offset r under j's window and bounds, or -1: one value as the kernel's vectors take them (a tap
+// passed at a time: as many steps as the window's extent, where the window has that many cells to read).
+inline int32_t local_code(const LocalCodeJob& j, int64_t r) {
+  if (uint64_t(r) >= uint64_t(j.span)) return -1;
+  int32_t code = 0;
+  for (int a = 0; a < 3; ++a) {
+    int32_t q = 0;
+    for (; q + 1 < j.kernel[a] && r >= j.pitch[a]; ++q) r -= j.pitch[a];
+    if (q < j.lo[a] || q >= j.hi[a]) return -1;
+    code = code * j.kernel[a] + q;
+  }
+  return r == 0 ? code : -1;
+}
 bool flat_to_local_codes(const LocalCodeJob& job);
 
 }  // namespace poolkit::cpu

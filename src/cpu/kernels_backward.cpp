@@ -326,39 +326,83 @@ void drain_sums(compute_t<S>* sums, S* out, int64_t n, bool stream) {
   for (; i < n; ++i) out[i] = S(sums[i]), sums[i] = T(0);
 }
 
-bool local_codes(const LocalCodeJob& j) {
+bool local_codes(const LocalCodeJob& job) {
+  const LocalCodeJob j = job;  // (a copy the byte stores below cannot alias)
   bool ok = true;
   int64_t k = 0;
-#if HWY_TARGET <= HWY_AVX2  // (64-bit compares, 32-bit gathers)
-  const hn::ScalableTag<int64_t> d64;
+#if HWY_TARGET <= HWY_AVX2  // (32-bit lanes from pairs of int64 ones)
   const hn::ScalableTag<int32_t> d32;  // two int64 vectors' worth of lanes
+  const hn::RebindToUnsigned<decltype(d32)> du;
   const hn::Rebind<int16_t, decltype(d32)> d16;
   const hn::Rebind<uint8_t, decltype(d32)> d8;
   const int64_t N = int64_t(hn::Lanes(d32)), H = N / 2;
-  const auto span = hn::Set(d64, j.span), before = hn::Set(d64, -1), row = hn::Set(d64, j.row);
-  const auto none = hn::Set(d32, -1);
-  // the low 32 bits of each int64 lane of lo, then of hi
-  auto low_halves = [&](hn::Vec<decltype(d64)> lo, hn::Vec<decltype(d64)> hi) {
-    return hn::ConcatEven(d32, hn::BitCast(d32, hi), hn::BitCast(d32, lo));
+  const auto row = hn::Set(d32, int32_t(j.row)), zero = hn::Zero(d32), negative = hn::Set(d32, -1);
+  const auto span = hn::Set(du, uint32_t(j.span));
+  // Per axis, tap t >= 1 where r reaches t pitches: r - t * pitch is left for the inner axes, and the code grows by
+  // that axis's stride (the inner axes' taps) per tap passed; the taps passed are counted only where the run's
+  // windows are cut, for their bounds. An inner axis of pitch 1 takes what is left as its tap at once.
+  const int32_t stride[3] = {j.kernel[1] * j.kernel[2], j.kernel[2], 1};
+  const bool unit = j.pitch[2] == 1;
+  bool whole = true;
+  for (int a = 0; a < 3; ++a) whole &= j.lo[a] == 0 && j.hi[a] == j.kernel[a];
+  auto all = hn::MaskFromVec(negative);  // every lane named a tap so far
+  // the codes of values at.. (n of them; masked loads where n < N)
+  auto codes = [&](int64_t at, int64_t n, auto clipped) {
+    constexpr bool kClipped = decltype(clipped)::value;
+    const hn::Repartition<int64_t, decltype(d32)> d64;
+    const auto v0 = hn::BitCast(d32, hn::MaskedLoad(hn::FirstN(d64, size_t(std::min(n, H))), d64, j.flat + at));
+    const auto v1 = hn::BitCast(d32, hn::MaskedLoad(hn::FirstN(d64, size_t(std::max<int64_t>(n - H, 0))), d64,
+                                                    j.flat + at + H));
+    // r = value - base - row from the low halves, below span; the high halves must be zero (a low half of 2^31 or
+    // more, negative here, names no tap inside the input: that cell's index is base + row + r >= 0)
+    const auto low = hn::ConcatEven(d32, v1, v0), high = hn::ConcatOdd(d32, v1, v0);
+    const auto active = hn::FirstN(d32, size_t(n));
+    auto r = hn::Sub(low, hn::Add(hn::MaskedLoad(active, d32, j.base + at), row));
+    auto valid = hn::And(hn::Eq(high, zero), hn::RebindMask(d32, hn::BitCast(du, r) < span));
+    auto code = zero;
+    for (int a = 0; a < 3; ++a) {
+      if (a == 2 && unit) {
+        if constexpr (kClipped)
+          valid = hn::And(valid, hn::And(hn::Set(d32, j.lo[2] - 1) < r, r < hn::Set(d32, j.hi[2])));
+        else
+          valid = hn::And(valid, r < hn::Set(d32, j.kernel[2]));
+        code = hn::Add(code, r), r = zero;
+        break;
+      }
+      auto q = zero;
+      const auto pitch = hn::Set(d32, j.pitch[a]), below = hn::Set(d32, j.pitch[a] - 1);
+      const auto step = hn::Set(d32, stride[a]);
+      for (int32_t t = 1; t < j.kernel[a]; ++t) {
+        const auto past = below < r;  // r >= pitch
+        r = hn::IfThenElse(past, hn::Sub(r, pitch), r);
+        code = hn::IfThenElse(past, hn::Add(code, step), code);
+        if constexpr (kClipped) q = hn::IfThenElse(past, hn::Sub(q, negative), q);
+      }
+      if constexpr (kClipped)
+        valid = hn::And(valid, hn::And(hn::Set(d32, j.lo[a] - 1) < q, q < hn::Set(d32, j.hi[a])));
+    }
+    valid = hn::And(valid, hn::Eq(r, zero));
+    all = hn::And(all, hn::Or(valid, hn::Not(active)));
+    return hn::IfThenElse(valid, code, negative);
   };
-  auto bad = hn::Zero(d32);  // lanes that met a code of -1 at least once: all ones
-  for (; k + N <= j.count; k += N) {
-    const auto r0 = hn::Sub(hn::LoadU(d64, j.flat + k), hn::Add(hn::LoadU(d64, j.base + k), row));
-    const auto r1 = hn::Sub(hn::LoadU(d64, j.flat + k + H), hn::Add(hn::LoadU(d64, j.base + k + H), row));
-    const auto in0 = hn::And(r0 > before, r0 < span), in1 = hn::And(r1 > before, r1 < span);
-    const auto idx = low_halves(hn::IfThenElseZero(in0, r0), hn::IfThenElseZero(in1, r1));
-    const auto in = hn::MaskFromVec(low_halves(hn::VecFromMask(d64, in0), hn::VecFromMask(d64, in1)));
-    const auto code = hn::IfThenElse(in, hn::GatherIndex(d32, j.id, idx), none);
-    bad = hn::Or(bad, hn::VecFromMask(d32, code == none));
-    if (j.form == IndexForm::I32) hn::StoreU(code, d32, static_cast<int32_t*>(j.out) + k);
-    else if (j.form == IndexForm::I16) hn::StoreU(hn::DemoteTo(d16, code), d16, static_cast<int16_t*>(j.out) + k);
-    else hn::StoreU(hn::DemoteTo(d8, code), d8, static_cast<uint8_t*>(j.out) + k);
-  }
-  ok = hn::AllTrue(d32, hn::Eq(bad, hn::Zero(d32)));
+  auto loop = [&](auto clipped) {
+    for (; k + N <= j.count; k += N) {
+      const auto code = codes(k, N, clipped);
+      if (j.form == IndexForm::I32) hn::StoreU(code, d32, static_cast<int32_t*>(j.out) + k);
+      else if (j.form == IndexForm::I16) hn::StoreU(hn::DemoteTo(d16, code), d16, static_cast<int16_t*>(j.out) + k);
+      else hn::StoreU(hn::DemoteTo(d8, code), d8, static_cast<uint8_t*>(j.out) + k);
+    }
+    if (k < j.count) {  // the last few through a buffer: no store past the run
+      HWY_ALIGN int32_t last[64];
+      hn::Store(codes(k, j.count - k, clipped), d32, last);
+      for (int64_t i = 0; k < j.count; ++i, ++k) store_index(j.form, j.out, k, last[i]);
+    }
+  };
+  whole ? loop(std::false_type{}) : loop(std::true_type{});
+  ok = hn::AllTrue(d32, all);
 #endif
   for (; k < j.count; ++k) {
-    const int64_t r = j.flat[k] - j.row - j.base[k];
-    const int32_t code = uint64_t(r) < uint64_t(j.span) ? j.id[r] : -1;
+    const int32_t code = local_code(j, j.flat[k] - j.row - j.base[k]);
     ok &= code >= 0;
     store_index(j.form, j.out, k, code);
   }

@@ -12,6 +12,7 @@
 #endif
 
 #include "backends.hpp"
+#include "cpu/argmax_local.hpp"
 #include "cpu/common.hpp"
 #include "cpu/cpu_features.hpp"
 #include "test_util.hpp"
@@ -745,12 +746,14 @@ TEST_F(CpuFast, BadArgmaxOfBorderWindowsIsAnIndexError) {
 }
 
 // The same on rows wide enough for the vector conversion (whole windows, 40 outputs a row): values just before
-// the window's first tap, inside its span but on no tap, at its span's end and beyond.
+// the window's first tap, inside its span but on no tap, at its span's end and beyond, and a tap's value plus or
+// minus 2^32 or plus 2^31 (the conversion's lanes are the values' low halves).
 TEST_F(CpuFast, BadFlatArgmaxInWideRowsIsAnIndexError) {
   const int64_t W = 80, span = W + 2;  // a 2x2 window's flat offsets: 0, 1, W, W + 1
+  const int64_t wide = int64_t(1) << 32;
   Geometry g = torch_geometry({4, W}, {2, 2}, {2, 2}, {0, 0}, {1, 1}, false);
   for (Layout lay : {Layout::ChannelsFirst, Layout::ChannelsLast})
-    for (int64_t r : {int64_t(-1), int64_t(2), W - 1, span, span + 5}) {
+    for (int64_t r : {int64_t(-1), int64_t(2), W - 1, span, span + 5, wide + 1, -wide + W, wide / 2 + W + 1}) {
       Buf am = make(DType::i64, {1, 3, 2, W / 2}, lay, false), dy = make(DType::f32, {1, 3, 2, W / 2}, lay, false);
       Buf dx = make(DType::f32, {1, 3, 4, W}, lay, false);
       Buf x = make(DType::f32, {1, 3, 4, W}, lay, false), y = make(DType::f32, {1, 3, 2, W / 2}, lay, false);
@@ -762,6 +765,46 @@ TEST_F(CpuFast, BadFlatArgmaxInWideRowsIsAnIndexError) {
       SCOPED_TRACE("layout " + std::to_string(int(lay)) + " offset " + std::to_string(r));
       expect_refused(g, dy.view, am.view, dx.view);
     }
+}
+
+// Flat values of border windows turned into window-local codes, in channels-last rows of 32 channels (a vector of
+// codes an output) and channels-first rows: the reference's codes from its flat values; and refused, by the
+// conversion itself and by the public call, a padding tap whose flat offset is that of a cell of the input (the
+// left column of output (1, 0) lies one before row 2's start: the last cell of row 1), a top padding tap (a
+// negative value), a bottom padding tap (a value one row past the plane), each in one lane and in every lane.
+TEST_F(CpuFast, FlatArgmaxOfBorderWindowsToLocalCodes) {
+  const int64_t H = 9, W = 20, C = 32;
+  Geometry g = torch_geometry({H, W}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, false);  // 5 x 10 outputs
+  const Shape xs{2, C, H, W}, ys{2, C, 5, 10};
+  struct Bad {
+    int64_t oh, ow, value;
+  };
+  for (Layout lay : {Layout::ChannelsLast, Layout::ChannelsFirst}) {
+    Buf x = make(DType::f32, xs, lay, false), y = make(DType::f32, ys, lay, false);
+    Buf flat = make(DType::i64, ys, lay, false), local = make(DType::u8, ys, lay, false);
+    Buf codes = make(DType::u8, ys, lay, false);
+    fill(x.view, rng, false);
+    ref::max_pool_forward(g, x.view, y.view, flat.view);
+    ref::max_pool_forward(g, x.view, y.view, local.view);
+    ASSERT_TRUE(cpu::flat_argmax_to_local(cpu::as3d(g), flat.view, codes.view));
+    EXPECT_TRUE(same_bits(local, codes));
+    for (Bad bad : {Bad{1, 0, 2 * W - 1}, Bad{1, 0, W - 1}, Bad{0, 3, 6 - W}, Bad{4, 3, H * W + 5}})
+      for (bool all_lanes : {false, true}) {
+        SCOPED_TRACE("layout " + std::to_string(int(lay)) + " output (" + std::to_string(bad.oh) + ", " +
+                     std::to_string(bad.ow) + ") value " + std::to_string(bad.value) +
+                     (all_lanes ? " in every lane" : " in one lane"));
+        Buf am = make(DType::i64, ys, lay, false), dy = make(DType::f32, ys, lay, false);
+        Buf dx = make(DType::f32, xs, lay, false);
+        std::memcpy(am.view.data, flat.view.data, size_t(am.view.numel()) * 8);
+        fill(dy.view, rng, false);
+        for (int64_t c = 0; c < (all_lanes ? C : 1); ++c) {
+          const int64_t at[4] = {1, all_lanes ? c : 17, bad.oh, bad.ow};
+          set(am.view, at, double(bad.value));
+        }
+        EXPECT_FALSE(cpu::flat_argmax_to_local(cpu::as3d(g), am.view, codes.view));
+        expect_refused(g, dy.view, am.view, dx.view);
+      }
+  }
 }
 
 // A saved argmax that names a cell outside its window is not routed silently: the fast path declines and the
