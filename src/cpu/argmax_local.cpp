@@ -110,11 +110,12 @@ bool to_local(const Geometry& g3, const TensorView& flat, const TensorView& loca
         ok &= flat_to_local_codes(j);
         continue;
       }
-      for (int64_t k = 0; k < lanes; ++k) {  // (one output of one channel, or strided)
-        const int32_t code = local_code(j, v[ow * vs + k] - j.row - base[2][size_t(ow)]);
-        ok &= code >= 0;
-        out[ow * os + k] = U(code);
-      }
+      for (int64_t o = ow; o < end; ++o)  // (one output of one channel, or strided)
+        for (int64_t k = 0; k < lanes; ++k) {
+          const int32_t code = local_code(j, v[o * vs + k] - j.row - base[2][size_t(o)]);
+          ok &= code >= 0;
+          out[o * os + k] = U(code);
+        }
     }
     return ok;
   };

@@ -768,10 +768,12 @@ TEST_F(CpuFast, BadFlatArgmaxInWideRowsIsAnIndexError) {
 }
 
 // Flat values of border windows turned into window-local codes, in channels-last rows of 32 channels (a vector of
-// codes an output) and channels-first rows: the reference's codes from its flat values; and refused, by the
-// conversion itself and by the public call, a padding tap whose flat offset is that of a cell of the input (the
-// left column of output (1, 0) lies one before row 2's start: the last cell of row 1), a top padding tap (a
-// negative value), a bottom padding tap (a value one row past the plane), each in one lane and in every lane.
+// codes an output), channels-first planes (one run each) and views of both with every stride doubled (one value
+// at a time): the
+// reference's codes from its flat values; and refused, by the conversion itself and by the public call, a padding
+// tap whose flat offset is that of a cell of the input (the left column of output (1, 0) lies one before row 2's
+// start: the last cell of row 1), a top padding tap (a negative value), a bottom padding tap (a value one row past
+// the plane), each in one lane and in every lane.
 TEST_F(CpuFast, FlatArgmaxOfBorderWindowsToLocalCodes) {
   const int64_t H = 9, W = 20, C = 32;
   Geometry g = torch_geometry({H, W}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, false);  // 5 x 10 outputs
@@ -779,32 +781,34 @@ TEST_F(CpuFast, FlatArgmaxOfBorderWindowsToLocalCodes) {
   struct Bad {
     int64_t oh, ow, value;
   };
-  for (Layout lay : {Layout::ChannelsLast, Layout::ChannelsFirst}) {
-    Buf x = make(DType::f32, xs, lay, false), y = make(DType::f32, ys, lay, false);
-    Buf flat = make(DType::i64, ys, lay, false), local = make(DType::u8, ys, lay, false);
-    Buf codes = make(DType::u8, ys, lay, false);
-    fill(x.view, rng, false);
-    ref::max_pool_forward(g, x.view, y.view, flat.view);
-    ref::max_pool_forward(g, x.view, y.view, local.view);
-    ASSERT_TRUE(cpu::flat_argmax_to_local(cpu::as3d(g), flat.view, codes.view));
-    EXPECT_TRUE(same_bits(local, codes));
-    for (Bad bad : {Bad{1, 0, 2 * W - 1}, Bad{1, 0, W - 1}, Bad{0, 3, 6 - W}, Bad{4, 3, H * W + 5}})
-      for (bool all_lanes : {false, true}) {
-        SCOPED_TRACE("layout " + std::to_string(int(lay)) + " output (" + std::to_string(bad.oh) + ", " +
-                     std::to_string(bad.ow) + ") value " + std::to_string(bad.value) +
-                     (all_lanes ? " in every lane" : " in one lane"));
-        Buf am = make(DType::i64, ys, lay, false), dy = make(DType::f32, ys, lay, false);
-        Buf dx = make(DType::f32, xs, lay, false);
-        std::memcpy(am.view.data, flat.view.data, size_t(am.view.numel()) * 8);
-        fill(dy.view, rng, false);
-        for (int64_t c = 0; c < (all_lanes ? C : 1); ++c) {
-          const int64_t at[4] = {1, all_lanes ? c : 17, bad.oh, bad.ow};
-          set(am.view, at, double(bad.value));
+  for (Layout lay : {Layout::ChannelsLast, Layout::ChannelsFirst})
+    for (bool spread : {false, true}) {  // (every stride doubled: the values one at a time)
+      Buf x = make(DType::f32, xs, lay, false, spread), y = make(DType::f32, ys, lay, false, spread);
+      fill(x.view, rng, false);
+      auto saved = [&](DType form) {
+        Buf am = make(form, ys, lay, false, spread);
+        ref::max_pool_forward(g, x.view, y.view, am.view);
+        return am;
+      };
+      Buf flat = saved(DType::i64), local = saved(DType::u8), codes = make(DType::u8, ys, lay, false, spread);
+      SCOPED_TRACE("layout " + std::to_string(int(lay)) + " spread " + std::to_string(spread));
+      ASSERT_TRUE(cpu::flat_argmax_to_local(cpu::as3d(g), flat.view, codes.view));
+      EXPECT_TRUE(same_bits(local, codes));
+      for (Bad bad : {Bad{1, 0, 2 * W - 1}, Bad{1, 0, W - 1}, Bad{0, 3, 6 - W}, Bad{4, 3, H * W + 5}})
+        for (bool all_lanes : {false, true}) {
+          SCOPED_TRACE("output (" + std::to_string(bad.oh) + ", " + std::to_string(bad.ow) + ") value " +
+                       std::to_string(bad.value) + (all_lanes ? " in every lane" : " in one lane"));
+          Buf am = saved(DType::i64), dy = make(DType::f32, ys, lay, false, spread);
+          Buf dx = make(DType::f32, xs, lay, false, spread);
+          fill(dy.view, rng, false);
+          for (int64_t c = 0; c < (all_lanes ? C : 1); ++c) {
+            const int64_t at[4] = {1, all_lanes ? c : 17, bad.oh, bad.ow};
+            set(am.view, at, double(bad.value));
+          }
+          EXPECT_FALSE(cpu::flat_argmax_to_local(cpu::as3d(g), am.view, codes.view));
+          expect_refused(g, dy.view, am.view, dx.view);
         }
-        EXPECT_FALSE(cpu::flat_argmax_to_local(cpu::as3d(g), am.view, codes.view));
-        expect_refused(g, dy.view, am.view, dx.view);
-      }
-  }
+    }
 }
 
 // A saved argmax that names a cell outside its window is not routed silently: the fast path declines and the
