@@ -59,7 +59,8 @@ bool to_local(const Geometry& g3, const TensorView& flat, const TensorView& loca
   const int64_t lanes = last ? C : 1, planes = last ? 1 : C, vs = f.s[4], os = l.s[4];
   const bool contiguous = last || (vs == 1 && os == 1);
   bool slabs = contiguous && lo == 0 && hi == OW && f.s[3] == OW * lanes && l.s[3] == OW * lanes;
-  for (int64_t oh = 0; oh < OH; ++oh) slabs &= tab.h.first[size_t(oh)] == 0 && tab.h.last[size_t(oh)] == tab.h.axis.kernel;
+  for (int64_t oh = 0; oh < OH; ++oh)
+    slabs &= tab.h.first[size_t(oh)] == 0 && tab.h.last[size_t(oh)] == tab.h.axis.kernel;
   std::vector<int32_t> base_w, base_hw;  // the bases of the values of a row, and of a slice
   for (int64_t ow = 0; ow < OW; ++ow) base_w.insert(base_w.end(), size_t(lanes), int32_t(base[2][size_t(ow)]));
   for (int64_t oh = 0; slabs && oh < OH; ++oh)

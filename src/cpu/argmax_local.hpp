@@ -7,9 +7,9 @@
 
 namespace poolkit::cpu {
 
-// g3: the geometry as three axes. local: the shape of flat, uint8, int16 or int32 wide enough for the window. False when a value names no cell of its
-// window, or when the geometry is one this conversion does not take (taps that one division per axis cannot tell apart, huge spans):
-// the caller then works from the flat form.
+// g3: the geometry as three axes. local: the shape of flat, uint8, int16 or int32 wide enough for the window.
+// False when a value names no cell of its window, or when the geometry is one this conversion does not take (taps
+// that one division per axis cannot tell apart, huge spans): the caller then works from the flat form.
 bool flat_argmax_to_local(const Geometry& g3, const TensorView& flat, const TensorView& local);
 
 }  // namespace poolkit::cpu
