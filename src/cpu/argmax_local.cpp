@@ -59,20 +59,11 @@ bool to_local(const Geometry& g3, const TensorView& flat, const TensorView& loca
   const bool last = C > 1 && f.s[1] == 1 && l.s[1] == 1 && f.s[4] == C && l.s[4] == C;
   const int64_t lanes = last ? C : 1, planes = last ? 1 : C, vs = f.s[4], os = l.s[4];
   const bool contiguous = last || (vs == 1 && os == 1);
-  bool slabs = contiguous && lo == 0 && hi == OW && f.s[3] == OW * lanes && l.s[3] == OW * lanes &&
-               OH * OW * lanes <= 16384;
-  for (int64_t oh = 0; oh < OH; ++oh)
-    slabs &= tab.h.first[size_t(oh)] == 0 && tab.h.last[size_t(oh)] == tab.h.axis.kernel;
-  std::vector<int32_t> base_w, base_hw;  // the bases of the values of a row, and of a slice
-  for (int64_t ow = 0; ow < OW; ++ow) base_w.insert(base_w.end(), size_t(lanes), int32_t(base[2][size_t(ow)]));
-  for (int64_t oh = 0; slabs && oh < OH; ++oh)
-    for (int64_t ow = 0; ow < OW; ++ow)
-      base_hw.insert(base_hw.end(), size_t(lanes), int32_t(base[1][size_t(oh)] + base[2][size_t(ow)]));
   // Small channels-first planes (rows back to back) in one run each, as if every window were whole; then the
   // codes of the windows cut by the border are checked against a mask of the taps each has inside the input (a
   // run a row would cost more to set up than its few vectors, and a check of bounds in every vector as much).
   const int64_t outputs = OT * OH * OW, cells = int64_t(job.kernel[0]) * job.kernel[1] * job.kernel[2];
-  if (!last && vs == 1 && os == 1 && f.s[3] == OW && l.s[3] == OW &&
+  if (!last && contiguous && f.s[3] == OW && l.s[3] == OW &&
       (OT == 1 || (f.s[2] == OH * OW && l.s[2] == OH * OW)) && outputs <= 16384 && cells <= 32) {
     std::vector<int32_t> base_p;
     std::vector<std::pair<int64_t, uint32_t>> cut;  // (output, its taps inside the input as bits of their codes)
@@ -97,6 +88,15 @@ bool to_local(const Geometry& g3, const TensorView& flat, const TensorView& loca
       return ok;
     });
   }
+  bool slabs = contiguous && lo == 0 && hi == OW && f.s[3] == OW * lanes && l.s[3] == OW * lanes &&
+               OH * OW * lanes <= 16384;
+  for (int64_t oh = 0; oh < OH; ++oh)
+    slabs &= tab.h.first[size_t(oh)] == 0 && tab.h.last[size_t(oh)] == tab.h.axis.kernel;
+  std::vector<int32_t> base_w, base_hw;  // the bases of the values of a row, and of a slice
+  for (int64_t ow = 0; ow < OW; ++ow) base_w.insert(base_w.end(), size_t(lanes), int32_t(base[2][size_t(ow)]));
+  for (int64_t oh = 0; slabs && oh < OH; ++oh)
+    for (int64_t ow = 0; ow < OW; ++ow)
+      base_hw.insert(base_hw.end(), size_t(lanes), int32_t(base[1][size_t(oh)] + base[2][size_t(ow)]));
   auto one_row = [&](int64_t n, int64_t c, int64_t ot, int64_t oh) {
     const int64_t* v = f.at<int64_t>(f.offset(n, c, ot, oh, 0));
     U* out = l.at<U>(l.offset(n, c, ot, oh, 0));
