@@ -201,9 +201,10 @@ constexpr bool kMaxChain = true;
 #else
 constexpr bool kMaxChain = false;
 #endif
-template <int kIdx, int M, int U, class D, class IdxD, class S>
-HWY_INLINE void max_tap(D d, IdxD didx, const S* xt, const int64_t* at, int64_t code, hn::Vec<D>* m,
-                        hn::Vec<IdxD>* idx, hn::Vec<D>* nan) {
+template <int kIdx, int M, int U, class IdxD, class D, class S>
+HWY_INLINE void max_tap(D d, const S* xt, const int64_t* at, hn::Vec<IdxD> code, hn::Vec<D>* m, hn::Vec<IdxD>* idx,
+                        hn::Vec<D>* nan) {
+  const IdxD didx;
   for (int v = 0; v < U; ++v) {
     const auto val = load_lanes<kLoadAs<M>>(d, xt, at[v]);
     if constexpr (kIdx == kNoIndex && kMaxChain) {
@@ -214,9 +215,9 @@ HWY_INLINE void max_tap(D d, IdxD didx, const S* xt, const int64_t* at, int64_t 
     const auto replace = hn::Or(val > m[v], hn::IsNaN(val));
     m[v] = hn::IfThenElse(replace, val, m[v]);
     if constexpr (kIdx == kByteIndex)  // (the float compare's mask serves the byte lanes as it is)
-      idx[v] = hn::IfThenElse(hn::Mask<IdxD>{replace.raw}, hn::Set(didx, uint8_t(code)), idx[v]);
+      idx[v] = hn::IfThenElse(hn::Mask<IdxD>{replace.raw}, code, idx[v]);
     else if constexpr (kIdx == kWideIndex)
-      idx[v] = hn::IfThenElse(hn::RebindMask(didx, replace), hn::Set(didx, hn::TFromD<IdxD>(code)), idx[v]);
+      idx[v] = hn::IfThenElse(hn::RebindMask(didx, replace), code, idx[v]);
   }
 }
 
@@ -291,6 +292,13 @@ HWY_NOINLINE void max_rows(const ForwardJob& j) {
     const S* xt[kHeld ? kTaps : 1];
     if constexpr (kHeld)
       for (int t = 0; t < kTaps; ++t) xt[t] = x + j.tap_offset[t];
+    // the byte index's tap codes as vectors, held likewise (byte stores may alias anything: read through j,
+    // the codes and their pointer were loaded again at every vector; the wide index ran no faster with them held)
+    auto code = [&](int t) { return hn::Set(didx, TIdx(j.tap_code[t])); };
+    constexpr bool kHeldCode = kHeld && kIdx == kByteIndex;
+    hn::Vec<IdxD> held_code[kHeldCode ? kTaps : 1];
+    if constexpr (kHeldCode)
+      for (int t = 0; t < kTaps; ++t) held_code[t] = code(t);
     // U vectors from lane k (see walk_vectors; overlapping lanes are recomputed to the same bits), their chains
     // of compares interleaved
     auto vectors = [&](auto u, int64_t k, int64_t end, int64_t at0) {
@@ -302,19 +310,25 @@ HWY_NOINLINE void max_rows(const ForwardJob& j) {
       for (int v = 0; v < U; ++v) {
         lane[v] += k;
         at[v] = vector_at<M, U>(l, lane[v], at0);
+        // channels-last groups of held taps ask for each tap's input 2 KiB ahead (their jobs of one or two rows
+        // get no RowPrefetch): vgg's channels-last forward with indices 1.06-1.1x faster against PyTorch's in
+        // the same process (see bench/RESULTS.md, session 22)
+        if constexpr (kHeld && M == kGroup && U == 1)
+          for (int t = 0; t < kTaps; ++t) prefetch(xt[t] + at[v] + 2048 / int64_t(sizeof(S)));
         m[v] = load_lanes<kLoadAs<M>>(d, kHeld ? xt[0] : x + j.tap_offset[0], at[v]);
-        idx[v] = hn::Set(didx, TIdx(j.tap_code[0]));
+        idx[v] = kHeldCode ? held_code[0] : code(0);
         nan[v] = m[v];
       }
       // 16-bit: the taps unrolled whole (the loop had copied their vectors between registers each tap: 1.1x;
       // float32 ran as fast either way, and unrolled it tripled this file's compile time under the sanitizers)
       if constexpr (kTaps > 0 && kHalf<S>) {
 #pragma GCC unroll 9
-        for (int t = 1; t < kTaps; ++t) max_tap<kIdx, M, U>(d, didx, x + j.tap_offset[t], at, j.tap_code[t], m, idx, nan);
+        for (int t = 1; t < kTaps; ++t) max_tap<kIdx, M, U, IdxD>(d, x + j.tap_offset[t], at, code(t), m, idx, nan);
       } else {
         const int ntaps = kTaps > 0 ? kTaps : j.ntaps;
         for (int t = 1; t < ntaps; ++t)
-          max_tap<kIdx, M, U>(d, didx, kHeld ? xt[t] : x + j.tap_offset[t], at, j.tap_code[t], m, idx, nan);
+          max_tap<kIdx, M, U, IdxD>(d, kHeld ? xt[t] : x + j.tap_offset[t], at, kHeldCode ? held_code[t] : code(t), m, idx,
+                                    nan);
       }
       if constexpr (kIdx == kNoIndex && kMaxChain)
         for (int v = 0; v < U; ++v) m[v] = hn::IfThenElse(hn::IsNaN(nan[v]), nan[v], m[v]);
