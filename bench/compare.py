@@ -8,7 +8,7 @@ For each case, layout and operator, four calls where a library has them:
   train step (allocating)  forward through autograd, then backward (poolkit.torch saves its compact argmax)
   backward (preallocated)  aten *_backward.grad_input / oneDNN pooling_backward / poolkit._core: grad_input allocated
                            once before timing
-Each is a median time after a warm-up, a fraction of a plain copy's bandwidth measured in the same run (each input
+Each is a median time after a warm-up (the libraries of this process timed in turn, call after call), a fraction of a plain copy's bandwidth measured in the same run (each input
 read once, each output written once, indices at the width that library stores), and poolkit's speed-up over each
 peer. ONNX Runtime only runs NCHW forward calls of operators ONNX has (not adaptive 13->7). PyTorch, ONNX Runtime and
 poolkit run in this process; oneDNN (Debian's libdnnl-dev, 2.x) runs as bench/onednn/onednn_pool_bench, which this
@@ -113,16 +113,25 @@ if ONEDNN_MISSING:
 
 
 def median_seconds(fn, reps):
-    fn()
-    times = []
+    return alternating_medians([fn], reps)[0]
+
+
+def alternating_medians(fns, reps):
+    """Median seconds of each fn after a warm-up call of each, the fns timed in turn rep after rep (so that the
+    machine's memory pace, which moves within seconds here, weighs on every library alike); fewer reps once 5 s
+    have gone by per fn."""
+    for fn in fns:
+        fn()
+    times = [[] for _ in fns]
     start = time.perf_counter()
     for _ in range(reps):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-        if time.perf_counter() - start > 5:
+        for fn, ts in zip(fns, times):
+            t0 = time.perf_counter()
+            fn()
+            ts.append(time.perf_counter() - t0)
+        if time.perf_counter() - start > 5 * len(fns):
             break
-    return statistics.median(times)
+    return [statistics.median(ts) for ts in times]
 
 
 def copy_bandwidth():
@@ -459,15 +468,15 @@ def run():
                 for call in calls:
                     done += 1
                     print(f"\r[{done}/{total}] {case[0]} {layout} {op} {call} ...          ", end="", file=sys.stderr)
+                    calls = {lib: c for lib in LIBS if (c := CALLS[lib](S, op, call)) is not None}
+                    timed = [lib for lib, c in calls.items() if c.seconds is None]
+                    medians = dict(zip(timed, alternating_medians([calls[lib].fn for lib in timed], ARGS.reps)))
                     result = {}
-                    for lib in LIBS:
-                        c = CALLS[lib](S, op, call)
-                        if c is None:
-                            continue
-                        t = c.seconds if c.seconds is not None else median_seconds(c.fn, ARGS.reps)
-                        result[lib] = (t, c.nbytes)
+                    for lib, c in calls.items():
+                        result[lib] = (c.seconds if c.seconds is not None else medians[lib], c.nbytes)
                         if c.outs is not None:
                             check(S, lib, op, call, c.outs())
+                    del calls
                     rows.append((case[0], layout, op, call, result))
             del S
     print("\r" + " " * 100 + "\r", end="", file=sys.stderr)
@@ -502,9 +511,10 @@ def main():
     lines = [f"# poolkit vs {peers}, {ARGS.threads} thread(s)", "",
              f"Machine: {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs. Plain copy "
              f"{copy / 1e9:.1f} GB/s (bytes read + written). Command: `{command_line()}`. One process, the same "
-             "thread count for every library (ONNX Runtime: intra_op_num_threads, one inter-op thread), except "
-             "oneDNN: its own program `bench/onednn/onednn_pool_bench.cpp`, run from this one per case, layout and "
-             "algorithm with the same OpenMP thread count and reps.", "",
+             "thread count for every library (ONNX Runtime: intra_op_num_threads, one inter-op thread), the "
+             "libraries of a row timed in turn, one call each, rep after rep (medians), except oneDNN: its own "
+             "program `bench/onednn/onednn_pool_bench.cpp`, run from this one per case, layout and algorithm with "
+             "the same OpenMP thread count and reps, its calls back to back.", "",
              "Calls: allocating = torch.nn.functional, InferenceSession.run, poolkit.torch; preallocated = outputs "
              "made once before timing, then aten `*.out` / `*_backward.grad_input`, `run_with_iobinding`, oneDNN "
              "`pooling_forward` / `pooling_backward` (format_tag nchw / nhwc, ncdhw / ndhwc), poolkit._core on NumPy "
