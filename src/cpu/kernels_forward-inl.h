@@ -310,11 +310,15 @@ HWY_NOINLINE void max_rows(const ForwardJob& j) {
       for (int v = 0; v < U; ++v) {
         lane[v] += k;
         at[v] = vector_at<M, U>(l, lane[v], at0);
-        // channels-last groups of held taps ask for each tap's input 2 KiB ahead (their jobs of one or two rows
-        // get no RowPrefetch): vgg's channels-last forward with indices 1.06-1.1x faster against PyTorch's in
-        // the same process (see bench/RESULTS.md, session 22)
-        if constexpr (kHeld && M == kGroup && U == 1)
-          for (int t = 0; t < kTaps; ++t) prefetch(xt[t] + at[v] + 2048 / int64_t(sizeof(S)));
+        // channels-last groups ask for each tap's input 2 KiB ahead of this vector (their jobs of a row or two get
+        // no RowPrefetch, and the hardware's prefetcher alone fell well short of the memory's pace): float32
+        // resnet-stem 1.25-1.4x faster, pool3d 1.13-1.26x, vgg with indices 1.03-1.13x (bench/RESULTS.md, session
+        // 22); bfloat16 resnet-stem ran 1.15-1.3x slower with it
+        if constexpr (M == kGroup && !kHalf<S>) {
+          const int ntaps = kTaps > 0 ? kTaps : j.ntaps;
+          for (int t = 0; t < ntaps; ++t)
+            prefetch((kHeld ? xt[t] : x + j.tap_offset[t]) + at[v] + 2048 / int64_t(sizeof(S)));
+        }
         m[v] = load_lanes<kLoadAs<M>>(d, kHeld ? xt[0] : x + j.tap_offset[0], at[v]);
         idx[v] = kHeldCode ? held_code[0] : code(0);
         nan[v] = m[v];
