@@ -8,17 +8,17 @@ For each case, layout and operator, four calls where a library has them:
   train step (allocating)  forward through autograd, then backward (poolkit.torch saves its compact argmax)
   backward (preallocated)  aten *_backward.grad_input / oneDNN pooling_backward / poolkit._core: grad_input allocated
                            once before timing
-Each is a median time after a warm-up (the libraries of this process timed in turn, call after call), a fraction of a plain copy's bandwidth measured in the same run (each input
-read once, each output written once, indices at the width that library stores), and poolkit's speed-up over each
-peer. ONNX Runtime only runs NCHW forward calls of operators ONNX has (not adaptive 13->7). PyTorch, ONNX Runtime and
-poolkit run in this process; oneDNN (Debian's libdnnl-dev, 2.x) runs as bench/onednn/onednn_pool_bench, which this
-script compiles into build/onednn-bench/ (g++ -fopenmp ... -ldnnl) when it is missing or older than its source, and
-runs once per case, layout and pooling algorithm with the same --threads (OpenMP) and --reps: its preallocated rows
-only (max without indices = forward_inference; max with indices = forward_training, which writes oneDNN's workspace,
-and backward from that workspace, counted at the workspace's byte size; not adaptive 13->7, which has uneven windows).
-Without libdnnl-dev the oneDNN columns are n/a. Where a library has no such call the table says n/a. Writes a
-markdown table (default bench/RESULTS-compare.md) and, beside it, the two charts of bench/charts.py (speed-up over each
-peer; fraction of copy).
+Each is a median time after a warm-up (the libraries of this process timed in turn, call after call), a fraction of a
+plain copy's bandwidth measured in the same run (each input read once, each output written once, indices at the width
+that library stores), and poolkit's speed-up over each peer. ONNX Runtime only runs NCHW forward calls of operators
+ONNX has (not adaptive 13->7). PyTorch, ONNX Runtime and poolkit run in this process; oneDNN (Debian's libdnnl-dev,
+2.x) runs as bench/onednn/onednn_pool_bench, which this script compiles into build/onednn-bench/ (g++ -fopenmp ...
+-ldnnl) when it is missing or older than its source, and runs once per case, layout and pooling algorithm with the
+same --threads (OpenMP) and --reps: its preallocated rows only (max without indices = forward_inference; max with
+indices = forward_training, which writes oneDNN's workspace, and backward from that workspace, counted at the
+workspace's byte size; not adaptive 13->7, which has uneven windows). Without libdnnl-dev the oneDNN columns are n/a.
+Where a library has no such call the table says n/a. Writes a markdown table (default bench/RESULTS-compare.md) and,
+beside it, the two charts of bench/charts.py (speed-up over each peer; fraction of copy).
 
 usage: python bench/compare.py [--threads N] [--reps N] [--case NAME]... [--layout nchw|nhwc|both] [--out FILE]
 (poolkit must be importable: pip install . or PYTHONPATH=build/<dir>/python; oneDNN: apt-get install libdnnl-dev)

@@ -331,8 +331,8 @@ HWY_NOINLINE void max_rows(const ForwardJob& j) {
       } else {
         const int ntaps = kTaps > 0 ? kTaps : j.ntaps;
         for (int t = 1; t < ntaps; ++t)
-          max_tap<kIdx, M, U, IdxD>(d, kHeld ? xt[t] : x + j.tap_offset[t], at, kHeldCode ? held_code[t] : code(t), m, idx,
-                                    nan);
+          max_tap<kIdx, M, U, IdxD>(d, kHeld ? xt[t] : x + j.tap_offset[t], at, kHeldCode ? held_code[t] : code(t),
+                                    m, idx, nan);
       }
       if constexpr (kIdx == kNoIndex && kMaxChain)
         for (int v = 0; v < U; ++v) m[v] = hn::IfThenElse(hn::IsNaN(nan[v]), nan[v], m[v]);
