@@ -8,17 +8,18 @@ For each case, layout and operator, four calls where a library has them:
   train step (allocating)  forward through autograd, then backward (poolkit.torch saves its compact argmax)
   backward (preallocated)  aten *_backward.grad_input / oneDNN pooling_backward / poolkit._core: grad_input allocated
                            once before timing
-Each is a median time after a warm-up (the libraries of this process timed in turn, call after call), a fraction of a
-plain copy's bandwidth measured in the same run (each input read once, each output written once, indices at the width
-that library stores), and poolkit's speed-up over each peer. ONNX Runtime only runs NCHW forward calls of operators
-ONNX has (not adaptive 13->7). PyTorch, ONNX Runtime and poolkit run in this process; oneDNN (Debian's libdnnl-dev,
-2.x) runs as bench/onednn/onednn_pool_bench, which this script compiles into build/onednn-bench/ (g++ -fopenmp ...
--ldnnl) when it is missing or older than its source, and runs once per case, layout and pooling algorithm with the
-same --threads (OpenMP) and --reps: its preallocated rows only (max without indices = forward_inference; max with
-indices = forward_training, which writes oneDNN's workspace, and backward from that workspace, counted at the
-workspace's byte size; not adaptive 13->7, which has uneven windows). Without libdnnl-dev the oneDNN columns are n/a.
-Where a library has no such call the table says n/a. Writes a markdown table (default bench/RESULTS-compare.md) and,
-beside it, the two charts of bench/charts.py (speed-up over each peer; fraction of copy).
+Each is a median time (the libraries of this process timed in turn, each timed call right after an untimed one of its
+own), a fraction of a plain copy's bandwidth measured in the same run (each input read once, each output written
+once, indices at the width that library stores), and poolkit's speed-up over each peer. ONNX Runtime only runs NCHW
+forward calls of operators ONNX has (not adaptive 13->7). PyTorch, ONNX Runtime and poolkit run in this process;
+oneDNN (Debian's libdnnl-dev, 2.x) runs as bench/onednn/onednn_pool_bench, which this script compiles into
+build/onednn-bench/ (g++ -fopenmp ... -ldnnl) when it is missing or older than its source, and runs once per case,
+layout and pooling algorithm with the same --threads (OpenMP) and --reps: its preallocated rows only (max without
+indices = forward_inference; max with indices = forward_training, which writes oneDNN's workspace, and backward from
+that workspace, counted at the workspace's byte size; not adaptive 13->7, which has uneven windows). Without
+libdnnl-dev the oneDNN columns are n/a. Where a library has no such call the table says n/a. Writes a markdown table
+(default bench/RESULTS-compare.md) and, beside it, the two charts of bench/charts.py (speed-up over each peer;
+fraction of copy).
 
 usage: python bench/compare.py [--threads N] [--reps N] [--case NAME]... [--layout nchw|nhwc|both] [--out FILE]
 (poolkit must be importable: pip install . or PYTHONPATH=build/<dir>/python; oneDNN: apt-get install libdnnl-dev)
@@ -117,15 +118,15 @@ def median_seconds(fn, reps):
 
 
 def alternating_medians(fns, reps):
-    """Median seconds of each fn after a warm-up call of each, the fns timed in turn rep after rep (so that the
-    machine's memory pace, which moves within seconds here, weighs on every library alike); fewer reps once 5 s
-    have gone by per fn."""
-    for fn in fns:
-        fn()
+    """Median seconds of each fn, the fns timed in turn rep after rep (so that the machine's memory pace, which
+    moves within seconds here, weighs on every library alike), each timed call right after an untimed one of the
+    same fn (the caches as back-to-back calls leave them, as oneDNN's program times its calls); fewer reps once
+    5 s have gone by per fn."""
     times = [[] for _ in fns]
     start = time.perf_counter()
     for _ in range(reps):
         for fn, ts in zip(fns, times):
+            fn()
             t0 = time.perf_counter()
             fn()
             ts.append(time.perf_counter() - t0)
@@ -512,9 +513,10 @@ def main():
              f"Machine: {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs. Plain copy "
              f"{copy / 1e9:.1f} GB/s (bytes read + written). Command: `{command_line()}`. One process, the same "
              "thread count for every library (ONNX Runtime: intra_op_num_threads, one inter-op thread), the "
-             "libraries of a row timed in turn, one call each, rep after rep (medians), except oneDNN: its own "
-             "program `bench/onednn/onednn_pool_bench.cpp`, run from this one per case, layout and algorithm with "
-             "the same OpenMP thread count and reps, its calls back to back.", "",
+             "libraries of a row timed in turn, rep after rep (medians), each timed call right after an untimed one "
+             "of the same library, except oneDNN: its own program `bench/onednn/onednn_pool_bench.cpp`, run from "
+             "this one per case, layout and algorithm with the same OpenMP thread count and reps, its calls back to "
+             "back.", "",
              "Calls: allocating = torch.nn.functional, InferenceSession.run, poolkit.torch; preallocated = outputs "
              "made once before timing, then aten `*.out` / `*_backward.grad_input`, `run_with_iobinding`, oneDNN "
              "`pooling_forward` / `pooling_backward` (format_tag nchw / nhwc, ncdhw / ndhwc), poolkit._core on NumPy "
