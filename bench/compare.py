@@ -469,15 +469,15 @@ def run():
                 for call in calls:
                     done += 1
                     print(f"\r[{done}/{total}] {case[0]} {layout} {op} {call} ...          ", end="", file=sys.stderr)
-                    calls = {lib: c for lib in LIBS if (c := CALLS[lib](S, op, call)) is not None}
-                    timed = [lib for lib, c in calls.items() if c.seconds is None]
-                    medians = dict(zip(timed, alternating_medians([calls[lib].fn for lib in timed], ARGS.reps)))
+                    row = {lib: c for lib in LIBS if (c := CALLS[lib](S, op, call)) is not None}
+                    timed = [lib for lib, c in row.items() if c.seconds is None]
+                    medians = dict(zip(timed, alternating_medians([row[lib].fn for lib in timed], ARGS.reps)))
                     result = {}
-                    for lib, c in calls.items():
+                    for lib, c in row.items():
                         result[lib] = (c.seconds if c.seconds is not None else medians[lib], c.nbytes)
                         if c.outs is not None:
                             check(S, lib, op, call, c.outs())
-                    del calls
+                    del row  # (its preallocated outputs, before the next row makes its own)
                     rows.append((case[0], layout, op, call, result))
             del S
     print("\r" + " " * 100 + "\r", end="", file=sys.stderr)
