@@ -78,6 +78,26 @@ class NumpyKind:
         return x
 
 
+def _numel(shape):
+    n = 1
+    for s in shape:
+        n *= s
+    return n
+
+
+_DLPACK_TYPES = {}
+
+
+def _dlpack_types():
+    """torch dtype -> its DLPack (type code, bits)."""
+    if not _DLPACK_TYPES:
+        import torch
+        _DLPACK_TYPES.update({torch.float32: (2, 32), torch.float64: (2, 64), torch.float16: (2, 16),
+                              torch.bfloat16: (4, 16), torch.uint8: (1, 8), torch.int8: (0, 8),
+                              torch.int16: (0, 16), torch.int32: (0, 32), torch.int64: (0, 64)})
+    return _DLPACK_TYPES
+
+
 class TorchKind:
     name = "torch"
 
@@ -88,15 +108,12 @@ class TorchKind:
         import torch
         shape = tuple(int(s) for s in shape)
         strides = layout_strides(shape, channels_last)
-        device = like.device if like is not None else "cpu"
-        raw = None
-        if torch.device(device).type == "cpu":
-            raw = _cached_bytes(int(np.prod(shape, dtype=np.int64)), torch.empty((), dtype=dtype).element_size())
-        if raw is None:
-            return torch.empty_strided(shape, strides, dtype=dtype, device=device)
-        block = torch.from_numpy(raw).view(dtype)  # keeps the cache's block alive through its storage
-        storage = block.untyped_storage() if hasattr(block, "untyped_storage") else block.storage()  # torch 1.13
-        return torch.empty(0, dtype=dtype).set_(storage, 0, shape, strides)
+        device = like.device if like is not None else torch.device("cpu")
+        dlpack = _dlpack_types().get(dtype)
+        if device.type == "cpu" and dlpack is not None and _numel(shape) * dlpack[1] // 8 >= CACHED_BYTES:
+            from . import _core
+            return _core.empty_tensor(shape, strides, *dlpack)  # one call: it stays quick with cold caches
+        return torch.empty_strided(shape, strides, dtype=dtype, device=device)
 
     @staticmethod
     def prepare(x, others=()):

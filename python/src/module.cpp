@@ -1,8 +1,10 @@
 // poolkit._core: the C++ operators and geometry builders; the Python package wraps them.
 #include <nanobind/ndarray.h>
+#include <nanobind/stl/vector.h>
 
 #include <map>
 #include <string>
+#include <vector>
 
 #include "bindings.hpp"
 #include "poolkit/cuda.hpp"
@@ -58,6 +60,25 @@ NB_MODULE(_core, m) {
         return nb::ndarray<nb::numpy, uint8_t, nb::ndim<1>>(p, 1, shape, owner);
       },
       "nbytes"_a, "Uninitialised bytes from poolkit's memory cache, as a NumPy uint8 array.");
+  m.def(
+      "empty_tensor",
+      [](const std::vector<size_t>& shape, const std::vector<int64_t>& strides, uint8_t code, uint8_t bits) {
+        if (strides.size() != shape.size()) throw nb::value_error("poolkit: strides: one per axis of shape");
+        size_t extent = 1;  // elements up to the farthest one the strides reach, plus one
+        for (size_t i = 0; i < shape.size(); ++i) {
+          if (shape[i] == 0) extent = 0;
+          if (strides[i] < 0) throw nb::value_error("poolkit: strides: must not be negative");
+        }
+        if (extent)
+          for (size_t i = 0; i < shape.size(); ++i) extent += (shape[i] - 1) * size_t(strides[i]);
+        void* p = poolkit::allocate(extent * bits / 8);
+        nb::capsule owner(p, [](void* q) noexcept { poolkit::release(q); });
+        return nb::ndarray<nb::pytorch>(p, shape.size(), shape.data(), owner, strides.data(),
+                                         nb::dlpack::dtype{code, bits, 1});
+      },
+      "shape"_a, "strides"_a, "code"_a, "bits"_a,
+      "Uninitialised host memory from poolkit's memory cache as a torch.Tensor of this shape, element strides and "
+      "DLPack type (code, bits): one call where NumPy bytes viewed as a tensor took several.");
   m.def("set_cache_limit", &poolkit::set_cache_limit, "nbytes"_a);
   m.def("cache_limit", &poolkit::cache_limit);
   m.def("cached_bytes", &poolkit::cached_bytes);

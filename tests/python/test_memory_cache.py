@@ -7,6 +7,8 @@ import torch.nn.functional as F
 
 import poolkit
 import poolkit.torch as pt
+from poolkit import _core
+from poolkit._layout import TORCH
 
 
 @pytest.mark.parametrize("channels_last", [False, True])
@@ -57,3 +59,29 @@ def test_freed_output_is_reused_and_the_limit_frees_it():
     poolkit.set_cache_limit(1 << 30)
     with pytest.raises(ValueError, match="nbytes"):
         poolkit.set_cache_limit(-1)
+
+
+@pytest.mark.parametrize("channels_last", [False, True])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.uint8,
+                                   torch.int8, torch.int16, torch.int32, torch.int64])
+def test_cached_tensors_have_the_type_and_layout_asked_for(dtype, channels_last):
+    shape = (4, 16, 64, 64)  # 256 KiB and more in every type: from the cache
+    mf = torch.channels_last if channels_last else torch.contiguous_format
+    t = TORCH.empty(shape, dtype, channels_last)
+    want = torch.empty(shape, dtype=dtype, memory_format=mf)
+    assert (t.dtype, t.shape, t.stride(), t.device) == (want.dtype, want.shape, want.stride(), want.device)
+    assert t._base is None and not t._is_view()  # a tensor of its own: autograd lets callers modify it in place
+    t.fill_(3)
+    assert bool((t == 3).all())
+    nbytes, before = t.numel() * t.element_size(), poolkit.cached_bytes()
+    del t
+    assert poolkit.cached_bytes() == before + nbytes
+
+
+def test_cached_tensor_refuses_strides_it_cannot_hold():
+    with pytest.raises(ValueError, match="strides"):
+        _core.empty_tensor([4, 4], [-1, 4], 2, 32)
+    with pytest.raises(ValueError, match="strides"):
+        _core.empty_tensor([4, 4], [1], 2, 32)
+    t = _core.empty_tensor([3, 0, 5], [0, 5, 1], 2, 32)  # empty: no element to reach
+    assert t.shape == (3, 0, 5) and t.dtype == torch.float32

@@ -74,6 +74,18 @@ def _scatter(v, idx, like):
 _NONE8 = (None,) * 8
 
 
+def _runs_plain(x):
+    """Whether an operator on x may call its kernel without the dispatcher: an eager call that autograd does not
+    record, on a plain tensor, with nothing that watches operators (torch.compile, a dispatch or function mode, a
+    functorch transform, the JIT tracer, the profiler). The operator's layers then add nothing but their cost:
+    0.1-0.3 ms once a large kernel has left the caches cold (bench/RESULTS.md, session 23)."""
+    C = torch._C
+    return not (torch.compiler.is_compiling() or type(x) is not Tensor or x.requires_grad
+                or C._len_torch_dispatch_stack() or C._is_torch_function_mode_enabled()
+                or C._are_functorch_transforms_active() or C._get_tracing_state() is not None
+                or C._autograd._profiler_enabled())
+
+
 def _tracing_one_graph():
     """Whether torch.compile's tracer is at work on a graph that may not break (fullgraph=True)."""
     try:
@@ -207,7 +219,11 @@ _max_pool_backward.register_autograd(_max_pool_backward_grad, setup_context=_max
 
 
 def max_pool(x, recipe, return_indices):
-    y, am = _max_pool(x, *_flat(recipe), bool(return_indices), needs_grad(x))
+    if _runs_plain(x):
+        g = build_geometry(recipe, spatial_size(x))
+        y, am = _engine.max_pool(TORCH, g, x, index_form(x, return_indices, False))
+    else:
+        y, am = _max_pool(x, *_flat(recipe), bool(return_indices), needs_grad(x))
     return (y, am) if return_indices else y
 
 
@@ -331,6 +347,8 @@ _avg_pool_backward.register_autograd(_avg_pool_backward_grad, setup_context=_avg
 
 def avg_pool(x, recipe, count_include_pad, divisor_override):
     div = None if divisor_override is None else int(divisor_override)
+    if _runs_plain(x):
+        return _engine.avg_pool(TORCH, build_geometry(recipe, spatial_size(x)), x, bool(count_include_pad), div)
     return _avg_pool(x, *_flat(recipe), bool(count_include_pad), div)
 
 
