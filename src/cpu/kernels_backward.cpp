@@ -78,7 +78,9 @@ void tiled_backward(const TiledBackwardJob& j) {
   const T div = T(j.divisor);
   const bool direct = j.rel == nullptr;
   const int64_t asize = kMax && direct ? form_bytes(j.form) : 0;
-  const bool vector = s >= 1 && s <= 4 && (G == 1 || (G == 2 && sizeof(T) == 4 && HWY_TARGET != HWY_SCALAR)) &&
+  // wide: channels-last groups of whole vectors (G a multiple of N), each tap's vector stored as it is
+  const bool wide = G % N == 0 && G > 2;
+  const bool vector = s >= 1 && s <= 4 && (G == 1 || (G == 2 && sizeof(T) == 4 && HWY_TARGET != HWY_SCALAR) || wide) &&
                       (!kMax || !direct || (sizeof(T) == 4 && j.form != IndexForm::I64));
   bool streamed = false;
   for (int64_t row = 0; row < j.rows; ++row) {
@@ -110,7 +112,12 @@ void tiled_backward(const TiledBackwardJob& j) {
           } else {
             for (int64_t jj = 0; jj < s; ++jj) t[jj] = gv;
           }
-          if (!stream || !stream_taps(d, s, G, t, dx + s * k)) store_taps(d, s, G, t, dx + s * k);
+          if (wide) {
+            T* out = dx + (s * (k / G)) * G + k % G;
+            for (int64_t jj = 0; jj < s; ++jj) put(d, t[jj], out + jj * G, stream);
+          } else if (!stream || !stream_taps(d, s, G, t, dx + s * k)) {
+            store_taps(d, s, G, t, dx + s * k);
+          }
           if (k + N == j.count) break;
         }
         k = j.count;
