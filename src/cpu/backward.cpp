@@ -67,7 +67,14 @@ void relative(IndexForm form, const char* p, int64_t lanes, int64_t G, int64_t b
 bool tiled_rows(const Backward& b, int64_t y0, int64_t x0, int64_t rows, int64_t ystep, int64_t xstep, int64_t G,
                 int64_t ot, int64_t oh0) {
   const Axis &A = b.g3.axes[0], &B = b.g3.axes[1], &W = b.g3.axes[2];
-  const bool f32 = b.esize == 4;
+  auto run = [&](const TiledBackwardJob& job) {
+    switch (b.dtype) {
+      case DType::f32: return b.is_max ? tiled_max_backward_f32(job) : tiled_avg_backward_f32(job);
+      case DType::f64: return b.is_max ? tiled_max_backward_f64(job) : tiled_avg_backward_f64(job);
+      case DType::bf16: return b.is_max ? tiled_max_backward_bf16(job) : tiled_avg_backward_bf16(job);
+      default: return b.is_max ? tiled_max_backward_f16(job) : tiled_avg_backward_f16(job);
+    }
+  };
   const int64_t lanes = W.out * G, cells = A.kernel * B.kernel * W.kernel;
   const int64_t done = W.out * W.stride * G, row = W.in * G;
   const int tap_rows = int(A.kernel * B.kernel);  // (jt, jh) in window order
@@ -80,7 +87,7 @@ bool tiled_rows(const Backward& b, int64_t y0, int64_t x0, int64_t rows, int64_t
   j.group = G;
   j.divisor = b.is_max ? 1 : b.divisor(0, 0, 0);  // no padding: the same for every window
   j.stream = b.stream_dx && done == row;        // (rows with a zeroed tail are not whole lines)
-  if (b.is_max && (!f32 || b.form == IndexForm::I64)) {
+  if (b.is_max && (b.esize == 8 || b.form == IndexForm::I64)) {
     // the argmax as relative tap ids, computed per output row and tap row; one call per dx row
     thread_local std::vector<int32_t> rel;
     thread_local std::vector<uint8_t> hits;
@@ -98,7 +105,7 @@ bool tiled_rows(const Backward& b, int64_t y0, int64_t x0, int64_t rows, int64_t
         one.g = b.dy.at<char>(y0 + r * ystep);
         one.dx = b.dx.at<char>(x0 + r * xstep + tap_row[size_t(tr)]);
         one.rel = rel.data();
-        f32 ? tiled_max_backward_f32(one) : tiled_max_backward_f64(one);
+        run(one);
       }
       for (uint8_t hit : hits)
         if (hit != 1) return false;
@@ -123,10 +130,8 @@ bool tiled_rows(const Backward& b, int64_t y0, int64_t x0, int64_t rows, int64_t
       }
       j.argmax = b.am.at<char>(y0);
       j.form = b.form;
-      f32 ? tiled_max_backward_f32(j) : tiled_max_backward_f64(j);
-    } else {
-      f32 ? tiled_avg_backward_f32(j) : tiled_avg_backward_f64(j);
     }
+    run(j);
   }
   if (done < row)
     for (int64_t r = 0; r < rows; ++r)
@@ -359,9 +364,12 @@ bool run_backward(bool is_max, const Geometry& g, const AvgOptions& opt, const T
   if (is_max && !am.data) return false;  // without a saved argmax: see max_pool_backward below
   Geometry g3 = as3d(g);
   // 16 bits: through float32 copies, but for windows that do not tile in either layout (the row accumulation
-  // and the channels-last gather read and write 16-bit rows themselves)
+  // and the channels-last gather read and write 16-bit rows themselves) and for the tiled rows below
   const bool half = dx.dtype == DType::bf16 || dx.dtype == DType::f16;
-  const bool own16 = !tiles(g3) && (dx.is_contiguous() || (dx.is_contiguous(Layout::ChannelsLast) && dx.shape[1] > 1));
+  // (tap rows per window bounded: tiled_rows keeps a table of them)
+  const bool tiled = tiles(g3) && g3.axes[0].kernel * g3.axes[1].kernel <= 4096;
+  const bool own16 =
+      tiled || (!tiles(g3) && (dx.is_contiguous() || (dx.is_contiguous(Layout::ChannelsLast) && dx.shape[1] > 1)));
   if (half && !own16 && half_backward(is_max, g, opt, dy, am, dx)) return true;
   if (is_max && am.dtype == DType::i64 && g.window_cells() <= (int64_t(1) << 20) &&
       (am.is_contiguous() || am.is_contiguous(Layout::ChannelsLast))) {
@@ -380,13 +388,12 @@ bool run_backward(bool is_max, const Geometry& g, const AvgOptions& opt, const T
   const bool gathers = !is_max || b.am.same_strides(b.dy);
   const bool simd = (dx.dtype == DType::f32 || dx.dtype == DType::f64) && gathers;
   const bool last = b.dx.s[1] == 1 && b.dy.s[1] == 1;
-  // (tap rows per window bounded: tiled_rows keeps a table of them)
-  if (simd && tiles(g3) && g3.axes[0].kernel * g3.axes[1].kernel <= 4096) {
+  if ((simd || (half && gathers)) && tiled) {
     const bool first = b.dx.s[4] == 1 && b.dy.s[4] == 1 && !(last && b.C > 1);
     // channels-last groups of one or two channels, or of whole cache lines (each tap's vectors stored as they
     // are; each dx pixel had gathered its window's output: pool3d channels-last from the byte argmax 1.76-1.79 ->
     // 1.31 ms, vgg 5.84 -> 5.63, seed 3.70 -> 3.57, `poolkit bench`, session 23)
-    const bool groups = b.C == 1 || (b.C == 2 && b.esize == 4) || b.C * b.esize % 64 == 0;
+    const bool groups = b.C == 1 || (b.C == 2 && b.esize != 8) || b.C * b.esize % 64 == 0;
     if (first || (last && groups && b.dx.s[4] == b.C && b.dy.s[4] == b.C)) {
       const Axis& A = g3.axes[0];
       if (const int64_t G = first ? 1 : b.C; tiled_merged(b, G)) return tiled_all_rows(b, G);
@@ -399,6 +406,7 @@ bool run_backward(bool is_max, const Geometry& g, const AvgOptions& opt, const T
       return parallel_for(b.N * A.out, b.work, [&](int64_t i) { return tiled_plane(b, i / A.out, 0, b.C, i % A.out); });
     }
   }
+  if (half && tiled && half_backward(is_max, g, opt, dy, am, dx)) return true;  // layouts the tiled rows do not take
   if ((simd || (half && gathers)) && last && b.C > 1) return channels_last(b);
   if (simd && (narrow_backward(b) || blocked_backward(b))) return true;
   if (k3s2_fits(b)) return k3s2_backward(b);

@@ -87,6 +87,10 @@ void tiled_max_backward_f32(const TiledBackwardJob& job);
 void tiled_max_backward_f64(const TiledBackwardJob& job);
 void tiled_avg_backward_f32(const TiledBackwardJob& job);
 void tiled_avg_backward_f64(const TiledBackwardJob& job);
+void tiled_max_backward_bf16(const TiledBackwardJob& job);
+void tiled_max_backward_f16(const TiledBackwardJob& job);
+void tiled_avg_backward_bf16(const TiledBackwardJob& job);
+void tiled_avg_backward_f16(const TiledBackwardJob& job);
 
 // Channels-last gather over C for a row of `pixels` input pixels, pixel p at dx + p * dx_step: dx[c] = 0 + sum
 // over its terms of (match ? dy_t[c] : 0), in term order. The terms of pixel p: for each output row r (in

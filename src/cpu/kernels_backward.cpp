@@ -67,9 +67,11 @@ HWY_INLINE bool stream_taps(D d, int64_t s, int64_t group, const V* t, hn::TFrom
   return false;
 }
 
-// kS > 0: the stride known at compile time (the taps of a vector then stay in registers)
-template <class T, bool kMax, int kS>
+// kS > 0: the stride known at compile time (the taps of a vector then stay in registers). dy and dx in S,
+// computed in float for 16-bit S (as the float32 backward computes it, rounded once).
+template <class S, bool kMax, int kS>
 void tiled_backward(const TiledBackwardJob& j) {
+  using T = compute_t<S>;
   const hn::ScalableTag<T> d;
   using TI = hwy::MakeSigned<T>;
   const hn::RebindToSigned<decltype(d)> di;
@@ -84,15 +86,15 @@ void tiled_backward(const TiledBackwardJob& j) {
                       (!kMax || !direct || (sizeof(T) == 4 && j.form != IndexForm::I64));
   bool streamed = false;
   for (int64_t row = 0; row < j.rows; ++row) {
-    const T* g = static_cast<const T*>(j.g) + row * j.g_row_step;
+    const S* g = static_cast<const S*>(j.g) + row * j.g_row_step;
     const void* am = kMax && direct ? static_cast<const char*>(j.argmax) + row * j.g_row_step * asize : nullptr;
     for (int tr = 0; tr < j.tap_rows; ++tr) {
-      T* dx = static_cast<T*>(j.dx) + row * j.dx_row_step + (j.tap_row_offset ? j.tap_row_offset[tr] : 0);
+      S* dx = static_cast<S*>(j.dx) + row * j.dx_row_step + (j.tap_row_offset ? j.tap_row_offset[tr] : 0);
       const int64_t code_base = j.code_base + tr * s;
       // past the cache where the row is whole aligned lines (a line written partly by streaming stores and
       // partly by ordinary ones would be read back from memory); an overlapping last vector then starts on a
       // line too, and writes its lines again whole
-      const bool stream = vector && j.stream && j.count >= N && s * j.count * int64_t(sizeof(T)) % 64 == 0 &&
+      const bool stream = vector && j.stream && j.count >= N && s * j.count * int64_t(sizeof(S)) % 64 == 0 &&
                           reinterpret_cast<uintptr_t>(dx) % 64 == 0;
       streamed |= stream;
       int64_t k = 0;
@@ -100,7 +102,7 @@ void tiled_backward(const TiledBackwardJob& j) {
         // the last vector may overlap the one before: its lanes write the same values again
         for (int64_t next = 0;; next += N) {
           k = std::min(next, j.count - N);
-          auto gv = hn::LoadU(d, g + k);
+          auto gv = load_lanes<kUnit>(d, g, k);
           if constexpr (!kMax) gv = hn::Div(gv, hn::Set(d, div));
           gv = hn::Add(hn::Zero(d), gv);
           hn::Vec<decltype(d)> t[4];
@@ -113,8 +115,12 @@ void tiled_backward(const TiledBackwardJob& j) {
             for (int64_t jj = 0; jj < s; ++jj) t[jj] = gv;
           }
           if (wide) {
-            T* out = dx + (s * (k / G)) * G + k % G;
-            for (int64_t jj = 0; jj < s; ++jj) put(d, t[jj], out + jj * G, stream);
+            S* out = dx + (s * (k / G)) * G + k % G;
+            for (int64_t jj = 0; jj < s; ++jj) put_values(d, t[jj], out + jj * G, stream);
+          } else if constexpr (kHalf<S>) {  // interleaved in float, then narrowed
+            HWY_ALIGN T taps[4 * hn::MaxLanes(d)];
+            store_taps(d, s, G, t, taps);
+            for (int64_t q = 0; q < s; ++q) put_values(d, hn::Load(d, taps + q * N), dx + s * k + q * N, stream);
           } else if (!stream || !stream_taps(d, s, G, t, dx + s * k)) {
             store_taps(d, s, G, t, dx + s * k);
           }
@@ -123,12 +129,12 @@ void tiled_backward(const TiledBackwardJob& j) {
         k = j.count;
       }
       for (; k < j.count; ++k) {
-        T gv = kMax ? g[k] : T(g[k] / div);
+        T gv = kMax ? T(g[k]) : T(T(g[k]) / div);
         int64_t rel = !kMax ? 0 : direct ? load_index(j.form, am, k) - code_base : j.rel[k];
         int64_t o = k / G, c = k % G;
         for (int64_t jj = 0; jj < s; ++jj) {
           bool match = !kMax || rel == jj;
-          dx[(s * o + jj) * G + c] = match ? T(T(0) + gv) : T(0);
+          dx[(s * o + jj) * G + c] = S(match ? T(T(0) + gv) : T(0));
         }
       }
     }
@@ -416,14 +422,18 @@ bool local_codes(const LocalCodeJob& job) {
   return ok;
 }
 
-template <class T, bool kMax>
+template <class S, bool kMax>
 void tiled_backward_for_stride(const TiledBackwardJob& j) {
-  j.stride == 2 ? tiled_backward<T, kMax, 2>(j) : tiled_backward<T, kMax, 0>(j);
+  j.stride == 2 ? tiled_backward<S, kMax, 2>(j) : tiled_backward<S, kMax, 0>(j);
 }
 void TiledMaxBackwardF32(const TiledBackwardJob& j) { tiled_backward_for_stride<float, true>(j); }
 void TiledMaxBackwardF64(const TiledBackwardJob& j) { tiled_backward_for_stride<double, true>(j); }
+void TiledMaxBackwardBF16(const TiledBackwardJob& j) { tiled_backward_for_stride<bfloat16, true>(j); }
+void TiledMaxBackwardF16(const TiledBackwardJob& j) { tiled_backward_for_stride<float16, true>(j); }
 void TiledAvgBackwardF32(const TiledBackwardJob& j) { tiled_backward_for_stride<float, false>(j); }
 void TiledAvgBackwardF64(const TiledBackwardJob& j) { tiled_backward_for_stride<double, false>(j); }
+void TiledAvgBackwardBF16(const TiledBackwardJob& j) { tiled_backward_for_stride<bfloat16, false>(j); }
+void TiledAvgBackwardF16(const TiledBackwardJob& j) { tiled_backward_for_stride<float16, false>(j); }
 void GatherMaxBackwardF32(const GatherJob& j) { gather_backward<float, float, true>(j); }
 void GatherMaxBackwardF64(const GatherJob& j) { gather_backward<double, double, true>(j); }
 void GatherMaxBackwardBF16(const GatherJob& j) { gather_backward<bfloat16, bfloat16, true>(j); }
@@ -462,6 +472,10 @@ POOLKIT_KERNEL_DISPATCH(TiledMaxBackwardF32, tiled_max_backward_f32, TiledBackwa
 POOLKIT_KERNEL_DISPATCH(TiledMaxBackwardF64, tiled_max_backward_f64, TiledBackwardJob)
 POOLKIT_KERNEL_DISPATCH(TiledAvgBackwardF32, tiled_avg_backward_f32, TiledBackwardJob)
 POOLKIT_KERNEL_DISPATCH(TiledAvgBackwardF64, tiled_avg_backward_f64, TiledBackwardJob)
+POOLKIT_KERNEL_DISPATCH(TiledMaxBackwardBF16, tiled_max_backward_bf16, TiledBackwardJob)
+POOLKIT_KERNEL_DISPATCH(TiledMaxBackwardF16, tiled_max_backward_f16, TiledBackwardJob)
+POOLKIT_KERNEL_DISPATCH(TiledAvgBackwardBF16, tiled_avg_backward_bf16, TiledBackwardJob)
+POOLKIT_KERNEL_DISPATCH(TiledAvgBackwardF16, tiled_avg_backward_f16, TiledBackwardJob)
 POOLKIT_KERNEL_DISPATCH(GatherMaxBackwardF32, gather_max_backward_f32, GatherJob)
 POOLKIT_KERNEL_DISPATCH(GatherMaxBackwardF64, gather_max_backward_f64, GatherJob)
 POOLKIT_KERNEL_DISPATCH(GatherAvgBackwardF32, gather_avg_backward_f32, GatherJob)
