@@ -63,7 +63,7 @@ LoadMode load_mode(const Lanes& l) {
   if (l.group % N == 0) return kGroup;
 #if HWY_TARGET != HWY_SCALAR
   if (l.group == 1 && l.lane_stride == 2) return kPair;
-  if (sizeof(S) == 4 && l.group == 2 && l.lane_stride == 4) return kPair64;
+  if ((sizeof(S) == 4 || sizeof(S) == 2) && l.group == 2 && l.lane_stride == 4) return kPair64;
 #endif
   return kScalarOnly;
 }
@@ -209,6 +209,12 @@ HWY_INLINE hn::Vec<D> load_lanes(D d, const S* p, int64_t k) {
     const hn::Repartition<uint64_t, D> d64;
     const uint64_t* q = reinterpret_cast<const uint64_t*>(p + 2 * k);
     return hn::BitCast(d, hn::ConcatEven(d64, hn::LoadU(d64, q + N / 2), hn::LoadU(d64, q)));
+  }
+  if constexpr (M == kPair64 && kHalf<S>) {  // two 16-bit channels: 32-bit units, every other one, widened
+    const hn::Repartition<uint32_t, D> d32;
+    const auto units = hn::LoadU(d32, reinterpret_cast<const uint32_t*>(p + 2 * k));
+    const auto even = hn::LowerHalf(hn::ConcatEven(d32, units, units));
+    return widen16<D, S>(d, hn::BitCast(hn::Rebind<uint16_t, D>(), even));
   }
 #endif
   if constexpr (kHalf<S>) {
