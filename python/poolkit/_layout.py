@@ -1,5 +1,7 @@
 """Array kinds (NumPy, torch) and layouts: allocation in the input's memory format, unbatched inputs,
 channels-last data_format. Nothing here computes an output size."""
+import math
+
 import numpy as np
 
 
@@ -78,13 +80,6 @@ class NumpyKind:
         return x
 
 
-def _numel(shape):
-    n = 1
-    for s in shape:
-        n *= s
-    return n
-
-
 _DLPACK_TYPES = {}
 
 
@@ -110,7 +105,7 @@ class TorchKind:
         strides = layout_strides(shape, channels_last)
         device = like.device if like is not None else torch.device("cpu")
         dlpack = _dlpack_types().get(dtype)
-        if device.type == "cpu" and dlpack is not None and _numel(shape) * dlpack[1] // 8 >= CACHED_BYTES:
+        if device.type == "cpu" and dlpack is not None and math.prod(shape) * dlpack[1] // 8 >= CACHED_BYTES:
             from . import _core
             return _core.empty_tensor(shape, strides, *dlpack)  # one call: it stays quick with cold caches
         return torch.empty_strided(shape, strides, dtype=dtype, device=device)

@@ -367,9 +367,9 @@ bool run_backward(bool is_max, const Geometry& g, const AvgOptions& opt, const T
   // and the channels-last gather read and write 16-bit rows themselves) and for the tiled rows below
   const bool half = dx.dtype == DType::bf16 || dx.dtype == DType::f16;
   // (tap rows per window bounded: tiled_rows keeps a table of them)
-  const bool tiled = tiles(g3) && g3.axes[0].kernel * g3.axes[1].kernel <= 4096;
+  const bool tiling = tiles(g3), tiled = tiling && g3.axes[0].kernel * g3.axes[1].kernel <= 4096;
   const bool own16 =
-      tiled || (!tiles(g3) && (dx.is_contiguous() || (dx.is_contiguous(Layout::ChannelsLast) && dx.shape[1] > 1)));
+      tiled || (!tiling && (dx.is_contiguous() || (dx.is_contiguous(Layout::ChannelsLast) && dx.shape[1] > 1)));
   if (half && !own16 && half_backward(is_max, g, opt, dy, am, dx)) return true;
   if (is_max && am.dtype == DType::i64 && g.window_cells() <= (int64_t(1) << 20) &&
       (am.is_contiguous() || am.is_contiguous(Layout::ChannelsLast))) {

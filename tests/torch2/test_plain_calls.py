@@ -55,24 +55,26 @@ def test_plain_call_runs_without_the_operator(call, layout, monkeypatch):
             pk(x.clone().requires_grad_())
 
 
-class _Dispatched(TorchDispatchMode):
+class _Recording:
+    """A mode that notes each function it sees, then runs it."""
+
     def __init__(self):
         super().__init__()
         self.seen = []
 
+    def _record(self, func, args, kwargs):
+        self.seen.append(str(func))
+        return func(*args, **(kwargs or {}))
+
+
+class _Dispatched(_Recording, TorchDispatchMode):
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        self.seen.append(str(func))
-        return func(*args, **(kwargs or {}))
+        return self._record(func, args, kwargs)
 
 
-class _Functions(TorchFunctionMode):
-    def __init__(self):
-        super().__init__()
-        self.seen = []
-
+class _Functions(_Recording, TorchFunctionMode):
     def __torch_function__(self, func, types, args=(), kwargs=None):
-        self.seen.append(str(func))
-        return func(*args, **(kwargs or {}))
+        return self._record(func, args, kwargs)
 
 
 @pytest.mark.parametrize("mode", [_Dispatched, _Functions])
