@@ -5,6 +5,7 @@
 
 #include "../backends.hpp"
 #include "avg_kernels.hpp"
+#include "fast_kernels.hpp"
 #include "runtime.cuh"
 
 namespace poolkit::cuda {
@@ -51,6 +52,16 @@ bool avg_pool_forward(const Geometry& g, const AvgOptions& opt, const TensorView
       launch(f, I(y.numel() / V));
       return;
     }
+    if constexpr (std::is_same_v<I, int32_t>)
+      if (fast_axes_eligible(g3)) {
+        with_lanes<T>(channel_lanes<T>({&x, &y}), [&](auto lanes) {
+          constexpr int L = decltype(lanes)::value;
+          FastAvgForward<T, L> f{fast_geometry(g3), opt.count_include_pad, opt.divisor_override.value_or(0),
+                                 view5<const T, I>(x), view5<T, I>(y), fast_walk(y, L)};
+          launch(f, I(y.numel() / L));
+        });
+        return;
+      }
     AvgForward<T, I> f;
     f.g = g3;
     f.opt = avg_params(opt);
@@ -60,11 +71,22 @@ bool avg_pool_forward(const Geometry& g, const AvgOptions& opt, const TensorView
 }
 
 bool avg_pool_backward(const Geometry& g, const AvgOptions& opt, const TensorView& dy, const TensorView& dx) {
+  Geometry g3 = pad3(g);
   with_types(dx.dtype, int32_ok({&dy, &dx}), [&](auto t, auto i) {
     using T = decltype(t);
     using I = decltype(i);
+    if constexpr (std::is_same_v<I, int32_t>)
+      if (fast_axes_eligible(g3)) {
+        with_lanes<T>(channel_lanes<T>({&dy, &dx}), [&](auto lanes) {
+          constexpr int L = decltype(lanes)::value;
+          FastAvgBackward<T, L> f{fast_geometry(g3), opt.count_include_pad, opt.divisor_override.value_or(0),
+                                  view5<const T, I>(dy), view5<T, I>(dx), fast_walk(dx, L)};
+          launch(f, I(dx.numel() / L));
+        });
+        return;
+      }
     AvgBackward<T, I> f;
-    f.g = pad3(g);
+    f.g = g3;
     f.opt = avg_params(opt);
     run_backward<AvgBackward<T, I>, T, I>(f, dy, dx);
   });

@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "../backends.hpp"
+#include "fast_kernels.hpp"
 #include "max_kernels.hpp"
 #include "runtime.cuh"
 
@@ -42,6 +43,16 @@ void forward(const Geometry& g, const double* samples, const TensorView& x, cons
       launch(f, I(total / V));
       return;
     }
+    if constexpr (std::is_same_v<I, int32_t>)
+      if (!samples && fast_axes_eligible(g3)) {
+        with_lanes<T>(channel_lanes<T>({&x, &y}), [&](auto lanes) {
+          constexpr int L = decltype(lanes)::value;
+          FastMaxForward<T, L> f{fast_geometry(g3), view5<const T, I>(x), view5<T, I>(y), argmax_view(argmax),
+                                 fast_walk(y, L)};
+          launch(f, I(total / L));
+        });
+        return;
+      }
     MaxForward<T, I> f;
     f.g = g3;
     f.samples = samples;
@@ -65,6 +76,16 @@ void backward(const Geometry& g, const double* samples, const TensorView& dy, co
   with_types(dx.dtype, fits_int32(total, ts, 4), [&](auto t, auto i) {
     using T = decltype(t);
     using I = decltype(i);
+    if constexpr (std::is_same_v<I, int32_t>)
+      if (!samples && argmax.data && fast_axes_eligible(g3)) {
+        with_lanes<T>(channel_lanes<T>({&dy, &dx}), [&](auto lanes) {
+          constexpr int L = decltype(lanes)::value;
+          FastMaxBackward<T, L> f{fast_geometry(g3), view5<const T, I>(dy), view5<T, I>(dx), argmax_view(argmax),
+                                  err->get(), fast_walk(dx, L)};
+          launch(f, I(total / L));
+        });
+        return;
+      }
     MaxBackward<T, I> f;
     f.g = g3;
     f.samples = samples;

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "cuda/avg_kernels.hpp"
+#include "cuda/fast_kernels.hpp"
 #include "cuda/max_kernels.hpp"
 #include "cuda/stochastic_kernels.hpp"
 #include "cuda/unpool_kernels.hpp"
@@ -178,6 +179,9 @@ std::vector<Case> cases() {
       {{2, 3, 7, 6}, global_geometry({7, 6})},
       {{2, 3, 4, 16}, torch_geometry({4, 16}, {2}, {2}, {0}, {1}, false)},  // tiled in f32
       {{2, 2, 9}, torch_geometry({9}, {4}, {3}, {2}, {1}, false)},
+      {{2, 8, 7, 6}, torch_geometry({7, 6}, {3}, {2}, {1}, {1}, false)},  // 8 channels: 16-byte lanes
+      {{1, 8, 6, 6}, adaptive_geometry({6, 6}, {4, 3})},
+      {{2, 4, 9, 8}, torch_geometry({9, 8}, {3, 2}, {1, 3}, {1, 0}, {2, 1}, true)},
   };
 }
 
@@ -220,6 +224,20 @@ void check_max(const Case& k, Layout layout, DType am_type, const TensorView* sa
   }
   EXPECT_TRUE(bits_equal(y, y_ref));
   EXPECT_TRUE(bits_equal(am, am_ref));
+  const bool fast = !samples && fast_axes_eligible(g3);
+  if (fast)
+    for (bool narrow : {false, true}) {  // the lanes channel_lanes picks, and one channel a thread
+      Tensor y2(dtype_of<T>(), ys, layout), am2(am_type, ys, layout);
+      int lanes = narrow ? 1 : channel_lanes<T>({&x.view(), &y2.view()});
+      with_lanes<T>(lanes, [&](auto l) {
+        constexpr int L = decltype(l)::value;
+        FastMaxForward<T, L> f{fast_geometry(g3), view5<const T, int32_t>(x), view5<T, int32_t>(y2), argmax_view(am2),
+                               fast_walk(y2, L)};
+        run_host(f, int32_t(y2.numel() / L));
+      });
+      EXPECT_TRUE(bits_equal(y2, y_ref)) << "fast, lanes " << lanes;
+      EXPECT_TRUE(bits_equal(am2, am_ref)) << "fast, lanes " << lanes;
+    }
 
   // backward with the saved argmax, and recomputed from x
   Tensor dy = copy(uniform_tensor(dtype_of<T>(), ys, 3), layout);
@@ -244,6 +262,19 @@ void check_max(const Case& k, Layout layout, DType am_type, const TensorView* sa
     run_host(b, I(dx.numel()));
     EXPECT_TRUE(bits_equal(dx, dx_ref)) << "saved " << saved;
     EXPECT_EQ(error, 0);
+    if (fast && saved)
+      for (bool narrow : {false, true}) {
+        Tensor dx2(dtype_of<T>(), k.xs, layout);
+        int lanes = narrow ? 1 : channel_lanes<T>({&dy.view(), &dx2.view()});
+        with_lanes<T>(lanes, [&](auto l) {
+          constexpr int L = decltype(l)::value;
+          FastMaxBackward<T, L> f{fast_geometry(g3), view5<const T, int32_t>(dy), view5<T, int32_t>(dx2),
+                                  argmax_view(am), &error, fast_walk(dx2, L)};
+          run_host(f, int32_t(dx2.numel() / L));
+        });
+        EXPECT_TRUE(bits_equal(dx2, dx_ref)) << "fast, lanes " << lanes;
+        EXPECT_EQ(error, 0);
+      }
   }
 }
 
@@ -295,6 +326,70 @@ TEST(CudaKernelsOnHost, BadSavedArgmaxRaisesTheErrorFlag) {
   b.channels_last = false;
   run_host(b, int32_t(dx.numel()));
   EXPECT_EQ(error, 1);
+  // The fast backward: the forward's argmax is accepted; a local tap past the window, or window 5's plane-flat
+  // value set to cell (0, 0) (its window is rows 1-3, columns 3-5), raises the flag.
+  Tensor x = uniform_tensor(DType::f32, k.xs, 2), y(DType::f32, ys);
+  for (DType form : {DType::u8, DType::i64})
+    for (bool corrupt : {false, true}) {
+      Tensor saved(form, ys);
+      ref::max_pool_forward(k.g, x, y, saved);
+      if (corrupt && form == DType::u8) static_cast<uint8_t*>(saved.view().data)[5] = 9;
+      if (corrupt && form == DType::i64) static_cast<int64_t*>(saved.view().data)[5] = 0;
+      error = 0;
+      FastMaxBackward<float, 1> f{fast_geometry(g3), view5<const float, int32_t>(dy), view5<float, int32_t>(dx),
+                                  argmax_view(saved), &error, fast_walk(dx, 1)};
+      run_host(f, int32_t(dx.numel()));
+      EXPECT_EQ(error, corrupt ? 1 : 0) << dtype_name(form);
+    }
+}
+
+TEST(CudaIndexing, FastDivisionMatchesIntegerDivision) {
+  std::mt19937_64 rng(11);
+  std::vector<int64_t> divisors = {1, 2, 3, 5, 7, 49, 112, 641, 1000, 65535, 65536, 65537, (1 << 30) - 1, 1 << 30,
+                                   (int64_t(1) << 31) - 1};
+  for (int k = 0; k < 200; ++k) divisors.push_back(int64_t(rng() % ((uint64_t(1) << 31) - 1)) + 1);
+  for (int k = 0; k < 200; ++k) divisors.push_back(int64_t(rng() % 5000) + 1);
+  for (int64_t d : divisors) {
+    FastDiv f(d);
+    std::vector<int64_t> ns = {0, 1, d - 1, d, d + 1, 2 * d - 1, 2 * d, (int64_t(1) << 31) - 1, (int64_t(1) << 31) - 2};
+    for (int k = 0; k < 300; ++k) ns.push_back(int64_t(rng() % (uint64_t(1) << 31)));
+    for (int k = 0; k < 100; ++k) ns.push_back(int64_t(rng() % 100000));
+    for (int64_t n : ns) {
+      if (n < 0 || n >= (int64_t(1) << 31)) continue;
+      ASSERT_EQ(f.div(int32_t(n)), n / d) << n << " / " << d;
+    }
+  }
+}
+
+TEST(CudaIndexing, FastAxesMatchTheAxis) {
+  for (const Axis& a : sample_axes()) {
+    if (a.kind == AxisKind::Fractional) continue;
+    FastAxis f = fast_axis(a);
+    for (int64_t o = 0; o < a.out; ++o) {
+      Taps<int32_t> want = taps_of<int32_t>(a, int32_t(o)), got = f.taps(int32_t(o));
+      ASSERT_EQ(got.first, want.first) << "kind " << int(a.kind) << " in " << a.in << " k " << a.kernel << " o " << o;
+      ASSERT_EQ(got.last, want.last);
+      ASSERT_EQ(got.step, want.step);
+      if (want.last > want.first) {
+        ASSERT_EQ(got.origin, want.origin);
+      }
+      for (bool pad : {false, true}) ASSERT_EQ(f.divisor(got, pad), a.divisor(o, pad));
+      for (int64_t i = -2; i < a.in + 2; ++i) {
+        int64_t j = a.tap_at(o, i);
+        bool inside = i >= 0 && i < a.in && j >= want.first && j < want.last;
+        ASSERT_EQ(f.tap_of(got, int32_t(i)), inside ? j : -1) << "o " << o << " i " << i;
+      }
+    }
+    for (int64_t i = 0; i < a.in; ++i) {
+      std::vector<int64_t> want, got;
+      for (int64_t o = 0; o < a.out; ++o)
+        if (f.tap_of(f.taps(int32_t(o)), int32_t(i)) >= 0) want.push_back(o);
+      Cover<int32_t> c = f.cover(int32_t(i));
+      for (int32_t o = c.begin; o < c.end; ++o)
+        if (f.tap_of(f.taps(o), int32_t(i)) >= 0) got.push_back(o);
+      ASSERT_EQ(got, want) << "kind " << int(a.kind) << " in " << a.in << " i " << i;
+    }
+  }
 }
 
 template <class T, class I>
@@ -320,6 +415,19 @@ void check_avg(const Case& k, Layout layout, AvgOptions opt) {
     run_host(f, I(y.numel()));
   }
   EXPECT_TRUE(bits_equal(y, y_ref));
+  const bool fast = fast_axes_eligible(g3) && std::is_same_v<I, int32_t>;
+  if (fast)
+    for (bool narrow : {false, true}) {
+      Tensor y2(dtype_of<T>(), ys, layout);
+      int lanes = narrow ? 1 : channel_lanes<T>({&x.view(), &y2.view()});
+      with_lanes<T>(lanes, [&](auto l) {
+        constexpr int L = decltype(l)::value;
+        FastAvgForward<T, L> f{fast_geometry(g3), opt.count_include_pad, opt.divisor_override.value_or(0),
+                               view5<const T, int32_t>(x), view5<T, int32_t>(y2), fast_walk(y2, L)};
+        run_host(f, int32_t(y2.numel() / L));
+      });
+      EXPECT_TRUE(bits_equal(y2, y_ref)) << "fast, lanes " << lanes;
+    }
   // dy in the other layout: autograd hands over a contiguous dy whatever the input's layout
   Tensor dy = copy(uniform_tensor(dtype_of<T>(), ys, 4),
                    layout == Layout::ChannelsLast ? Layout::ChannelsFirst : Layout::ChannelsLast);
@@ -335,6 +443,18 @@ void check_avg(const Case& k, Layout layout, AvgOptions opt) {
   b.channels_last = walks_channels_last(dx);
   run_host(b, I(dx.numel()));
   EXPECT_TRUE(bits_equal(dx, dx_ref));
+  if (fast)
+    for (Layout dy_layout : {Layout::ChannelsFirst, Layout::ChannelsLast}) {  // and dy in the same layout: lanes
+      Tensor dyl = copy(dy, dy_layout), dx2(dtype_of<T>(), k.xs, layout);
+      int lanes = channel_lanes<T>({&dyl.view(), &dx2.view()});
+      with_lanes<T>(lanes, [&](auto l) {
+        constexpr int L = decltype(l)::value;
+        FastAvgBackward<T, L> f{fast_geometry(g3), opt.count_include_pad, opt.divisor_override.value_or(0),
+                                view5<const T, int32_t>(dyl), view5<T, int32_t>(dx2), fast_walk(dx2, L)};
+        run_host(f, int32_t(dx2.numel() / L));
+      });
+      EXPECT_TRUE(bits_equal(dx2, dx_ref)) << "fast, lanes " << lanes;
+    }
 }
 
 TEST(CudaKernelsOnHost, AverageMatchesTheReference) {
