@@ -63,6 +63,12 @@ struct float16 {
   uint16_t bits = 0;
   float16() = default;
   POOLKIT_HD explicit float16(float f) {
+#ifdef __CUDA_ARCH__
+    if (f == f) {  // the hardware's conversion (round to nearest even); NaN keeps its payload below
+      asm("cvt.rn.f16.f32 %0, %1;" : "=h"(bits) : "f"(f));
+      return;
+    }
+#endif
     uint32_t u = detail::float_bits(f);
     uint32_t sign = (u >> 16) & 0x8000u;
     uint32_t a = u & 0x7fffffffu;
@@ -79,6 +85,13 @@ struct float16 {
     bits = uint16_t(sign | ((mant_round - 0x38000000u) >> 13));
   }
   POOLKIT_HD operator float() const {
+#ifdef __CUDA_ARCH__
+    if ((bits & 0x7c00u) != 0x7c00u) {  // finite: the hardware's exact conversion
+      float f;
+      asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(bits));
+      return f;
+    }
+#endif
     uint32_t sign = uint32_t(bits & 0x8000u) << 16;
     uint32_t e = (bits >> 10) & 0x1fu, m = bits & 0x3ffu;
     if (e == 0) {

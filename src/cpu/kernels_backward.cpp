@@ -406,7 +406,7 @@ bool local_codes(const LocalCodeJob& job) {
       else hn::StoreU(hn::DemoteTo(d8, code), d8, static_cast<uint8_t*>(j.out) + k);
     }
     if (k < j.count) {  // the last few through a buffer: no store past the run
-      HWY_ALIGN int32_t last[64];
+      HWY_ALIGN int32_t last[64] = {};  // zeroed: newer g++ cannot see that codes() fills it
       hn::Store(codes(k, j.count - k, clipped), d32, last);
       for (int64_t i = 0; k < j.count; ++i, ++k) store_index(j.form, j.out, k, last[i]);
     }

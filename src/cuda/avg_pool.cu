@@ -46,20 +46,15 @@ bool avg_pool_forward(const Geometry& g, const AvgOptions& opt, const TensorView
   with_types(x.dtype, int32_ok({&x, &y}), [&](auto t, auto i) {
     using T = decltype(t);
     using I = decltype(i);
-    if (tiled2_eligible(g3, x, y, sizeof(T))) {
+    if (!route_is("notiled") && tiled2_eligible(g3, x, y, sizeof(T))) {
       constexpr int V = Vec16<T>::n;
       AvgForwardTiled2<T, I> f{g3, avg_params(opt), x.ptr<const T>(), y.ptr<T>(), I(g3.axes[2].out / V)};
       launch(f, I(y.numel() / V));
       return;
     }
     if constexpr (std::is_same_v<I, int32_t>)
-      if (fast_axes_eligible(g3)) {
-        with_lanes<T>(channel_lanes<T>({&x, &y}), [&](auto lanes) {
-          constexpr int L = decltype(lanes)::value;
-          FastAvgForward<T, L> f{fast_geometry(g3), opt.count_include_pad, opt.divisor_override.value_or(0),
-                                 view5<const T, I>(x), view5<T, I>(y), fast_walk(y, L)};
-          launch(f, I(y.numel() / L));
-        });
+      if (!route_is("generic") && fast_axes_eligible(g3)) {
+        fast_avg_forward<T>(g3, opt, x, y, channel_lanes<T>({&x, &y}), 4, launch_fast());
         return;
       }
     AvgForward<T, I> f;
@@ -76,13 +71,9 @@ bool avg_pool_backward(const Geometry& g, const AvgOptions& opt, const TensorVie
     using T = decltype(t);
     using I = decltype(i);
     if constexpr (std::is_same_v<I, int32_t>)
-      if (fast_axes_eligible(g3)) {
-        with_lanes<T>(channel_lanes<T>({&dy, &dx}), [&](auto lanes) {
-          constexpr int L = decltype(lanes)::value;
-          FastAvgBackward<T, L> f{fast_geometry(g3), opt.count_include_pad, opt.divisor_override.value_or(0),
-                                  view5<const T, I>(dy), view5<T, I>(dx), fast_walk(dx, L)};
-          launch(f, I(dx.numel() / L));
-        });
+      if (!route_is("generic") && fast_axes_eligible(g3)) {
+        fast_avg_backward<T>(g3, opt, dy, dx, channel_lanes<T>({&dy, &dx}), 4, scatters(g3, dx), launch_fast(),
+                             zero_dense);
         return;
       }
     AvgBackward<T, I> f;

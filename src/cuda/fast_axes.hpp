@@ -149,13 +149,14 @@ inline FastGeometry fast_geometry(const Geometry& g3) {
   return f;
 }
 
-// Thread index -> cell of the tensor a launch writes, in its memory order (as decompose); in channels-last order a
-// thread takes `lanes` neighbouring channels (the first is returned), so C here counts groups of them.
+// Thread index -> the first cell of a thread's in the tensor a launch walks, in its memory order (as decompose). In
+// channels-last order a thread takes `lanes` neighbouring channels, otherwise `run` neighbouring cells of the last
+// axis (the last run of a row may be shorter): C and D here count those groups.
 struct FastWalk {
   FastDiv C, A, B, D;
   bool channels_last = false;
 
-  POOLKIT_HD Idx5<int32_t> at(int32_t flat, int lanes) const {
+  POOLKIT_HD Idx5<int32_t> at(int32_t flat, int lanes, int run) const {
     Idx5<int32_t> r;
     int32_t q;
     if (channels_last) {
@@ -164,7 +165,7 @@ struct FastWalk {
       q = B.div(flat); r.b = flat - q * B.d; flat = q;
       q = A.div(flat); r.a = flat - q * A.d; r.n = q;
     } else {
-      q = D.div(flat); r.d = flat - q * D.d; flat = q;
+      q = D.div(flat); r.d = (flat - q * D.d) * run; flat = q;
       q = B.div(flat); r.b = flat - q * B.d; flat = q;
       q = A.div(flat); r.a = flat - q * A.d; flat = q;
       q = C.div(flat); r.c = flat - q * C.d; r.n = q;
@@ -173,15 +174,19 @@ struct FastWalk {
   }
 };
 
-// The walk over tensor t (its channels in groups of `lanes` when channels-last).
-inline FastWalk fast_walk(const TensorView& t, int lanes) {
+// The walk over tensor t, and the number of threads it takes.
+inline FastWalk fast_walk(const TensorView& t, int lanes, int run, int64_t* threads = nullptr) {
   Sizes3 s = spatial3(t);
   FastWalk w;
   w.channels_last = walks_channels_last(t);
-  w.C = FastDiv(t.shape[1] / (w.channels_last ? lanes : 1));
+  int64_t C = t.shape[1], D = s.v[2];
+  if (w.channels_last) C /= lanes;
+  else D = (D + run - 1) / run;
+  w.C = FastDiv(C);
   w.A = FastDiv(s.v[0]);
   w.B = FastDiv(s.v[1]);
-  w.D = FastDiv(s.v[2]);
+  w.D = FastDiv(D);
+  if (threads) *threads = t.shape[0] * C * s.v[0] * s.v[1] * D;
   return w;
 }
 

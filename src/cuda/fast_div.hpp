@@ -23,7 +23,9 @@ struct FastDiv {
   FastDiv() = default;
   // divisor in [1, 2^31): shift = ceil(log2 d), magic = floor(2^32 (2^shift - d) / d) + 1, so that
   // n / d = (mul_hi(n, magic) + n) >> shift for every n in [0, 2^31).
-  explicit FastDiv(int64_t divisor) : d(int32_t(divisor)) {
+  explicit FastDiv(int64_t divisor) {
+    if (divisor < 1) divisor = 1;  // an empty extent: no thread divides by it
+    d = int32_t(divisor);
     while ((uint64_t(1) << shift) < uint64_t(divisor)) ++shift;
     magic = uint32_t((uint64_t(1) << 32) * ((uint64_t(1) << shift) - uint64_t(divisor)) / uint64_t(divisor) + 1);
   }

@@ -1,8 +1,9 @@
 #pragma once
 // The per-thread bodies of max and average pooling over regular, adaptive and global windows (fast_axes.hpp), in
 // int32 index arithmetic. A thread makes L neighbouring channels of one cell in channels-last order (loaded and
-// stored as one vector), one cell otherwise. Same results, bit for bit, as the generic functors of max_kernels.hpp
-// and avg_kernels.hpp: same taps in the same order, same comparisons and sums.
+// stored as one vector), or R neighbouring cells of the last axis in channels-first order (sharing the index
+// arithmetic of the others). Same results, bit for bit, as the generic functors of max_kernels.hpp and
+// avg_kernels.hpp: same taps in the same order, same comparisons and sums.
 #include <type_traits>
 
 #include "fast_axes.hpp"
@@ -22,11 +23,21 @@ POOLKIT_HD inline Lanes<std::remove_const_t<T>, L> load_lanes(const View5<T, int
 }
 
 template <class T, int L>
-POOLKIT_HD inline void store_lanes(const View5<T, int32_t>& t, const Idx5<int32_t>& q, const Lanes<T, L>& v) {
-  *reinterpret_cast<Lanes<T, L>*>(&t.at(q.n, q.c, q.a, q.b, q.d)) = v;
+POOLKIT_HD inline void store_lanes(const View5<T, int32_t>& t, const Idx5<int32_t>& q, int32_t a, int32_t b,
+                                   int32_t d, const Lanes<T, L>& v) {
+  *reinterpret_cast<Lanes<T, L>*>(&t.at(q.n, q.c, a, b, d)) = v;
 }
 
-template <class T, int L>
+// Calls one(cell, ...) for the R cells of a thread along the last axis, those before `end`.
+template <int R, class F>
+POOLKIT_HD inline void each_of_run(Idx5<int32_t> q, int32_t end, F&& one) {
+  for (int r = 0; r < R; ++r, ++q.d) {
+    if (R > 1 && q.d >= end) return;
+    one(q);
+  }
+}
+
+template <class T, int L, int R>
 struct FastMaxForward {
   FastGeometry g;
   View5<const T, int32_t> x;
@@ -35,9 +46,14 @@ struct FastMaxForward {
   FastWalk walk;  // over y
 
   POOLKIT_HD void operator()(int32_t i) const {
+    Idx5<int32_t> q = walk.at(i, L, R);
+    Taps<int32_t> t0 = g.ax[0].taps(q.a), t1 = g.ax[1].taps(q.b);
+    each_of_run<R>(q, g.ax[2].out, [&](const Idx5<int32_t>& c) { one(c, t0, t1); });
+  }
+
+  POOLKIT_HD void one(const Idx5<int32_t>& q, const Taps<int32_t>& t0, const Taps<int32_t>& t1) const {
     using A = acc_t<T>;
-    Idx5<int32_t> q = walk.at(i, L);
-    Taps<int32_t> t0 = g.ax[0].taps(q.a), t1 = g.ax[1].taps(q.b), t2 = g.ax[2].taps(q.d);
+    Taps<int32_t> t2 = g.ax[2].taps(q.d);
     A best[L];
     int32_t local[L];  // window-local tap of the maximum so far, -1 before the first cell
     for (int l = 0; l < L; ++l) {
@@ -62,7 +78,7 @@ struct FastMaxForward {
     }
     Lanes<T, L> out;
     for (int l = 0; l < L; ++l) out.v[l] = T(best[l]);
-    store_lanes(y, q, out);
+    store_lanes(y, q, q.a, q.b, q.d, out);
     if (!argmax.p) return;
     for (int l = 0; l < L; ++l) {
       int64_t v = local[l];
@@ -79,7 +95,7 @@ struct FastMaxForward {
 // dx from the saved argmax (either form): the sum, in increasing output order, of dy over the covering windows
 // whose argmax is this cell. The first cell of each window checks that its value names a cell of the window, and
 // raises *error when not.
-template <class T, int L>
+template <class T, int L, int R>
 struct FastMaxBackward {
   FastGeometry g;
   View5<const T, int32_t> dy;
@@ -89,11 +105,16 @@ struct FastMaxBackward {
   FastWalk walk;  // over dx
 
   POOLKIT_HD void operator()(int32_t i) const {
+    Idx5<int32_t> q = walk.at(i, L, R);
+    Cover<int32_t> c0 = g.ax[0].cover(q.a), c1 = g.ax[1].cover(q.b);
+    each_of_run<R>(q, g.ax[2].in, [&](const Idx5<int32_t>& c) { one(c, c0, c1); });
+  }
+
+  POOLKIT_HD void one(const Idx5<int32_t>& q, const Cover<int32_t>& c0, const Cover<int32_t>& c1) const {
     using A = acc_t<T>;
-    Idx5<int32_t> q = walk.at(i, L);
     const bool flat_form = argmax.dtype == DType::i64;
     const int32_t self = g.plane_flat(q.a, q.b, q.d);
-    Cover<int32_t> c0 = g.ax[0].cover(q.a), c1 = g.ax[1].cover(q.b), c2 = g.ax[2].cover(q.d);
+    Cover<int32_t> c2 = g.ax[2].cover(q.d);
     A sum[L];
     for (int l = 0; l < L; ++l) sum[l] = 0;
     Taps<int32_t> t[3];
@@ -122,7 +143,71 @@ struct FastMaxBackward {
     }
     Lanes<T, L> out;
     for (int l = 0; l < L; ++l) out.v[l] = T(sum[l]);
-    store_lanes(dx, q, out);
+    store_lanes(dx, q, q.a, q.b, q.d, out);
+  }
+};
+
+// Whether no input cell lies in two windows of g3, and whether every input cell lies in one.
+inline bool windows_disjoint(const Geometry& g3) {
+  for (int i = 0; i < 3; ++i) {
+    const Axis& a = g3.axes[i];
+    bool ok = a.kind == AxisKind::Regular ? a.kernel == 1 || (a.kernel - 1) * a.dilation < a.stride
+                                          : a.kind != AxisKind::Fractional && a.in % a.out == 0;
+    if (!ok) return false;
+  }
+  return true;
+}
+inline bool windows_cover(const Geometry& g3) {
+  for (int i = 0; i < 3; ++i) {
+    const Axis& a = g3.axes[i];
+    if (a.kind == AxisKind::Regular &&
+        !((a.kernel == a.stride && (a.dilation == 1 || a.kernel == 1)) && a.out * a.stride - a.pad_lo >= a.in))
+      return false;
+  }
+  return windows_disjoint(g3);
+}
+
+// The backward of windows that share no cell (windows_disjoint): a thread per output (L channels) writes every cell
+// of its window, dy at the saved argmax's cell and 0 elsewhere, so each cell of dx is written once at most; cells
+// of no window are zeroed before. The thread checks that the value names a cell of the window (raising *error).
+template <class T, int L>
+struct FastMaxScatter {
+  FastGeometry g;
+  View5<const T, int32_t> dy;
+  View5<T, int32_t> dx;
+  ArgmaxView argmax;
+  int* error;
+  FastWalk walk;  // over dy
+
+  POOLKIT_HD void operator()(int32_t i) const {
+    using A = acc_t<T>;
+    Idx5<int32_t> q = walk.at(i, L, 1);
+    const bool flat_form = argmax.dtype == DType::i64;
+    Taps<int32_t> t[3] = {g.ax[0].taps(q.a), g.ax[1].taps(q.b), g.ax[2].taps(q.d)};
+    if (t[0].first == t[0].last || t[1].first == t[1].last || t[2].first == t[2].last) return;
+    Lanes<T, L> gy = load_lanes<L>(dy, q, q.a, q.b, q.d);
+    int64_t v[L];
+    for (int l = 0; l < L; ++l) {
+      v[l] = load_argmax<int32_t>(argmax, argmax_offset<int32_t>(argmax, q.n, q.c + l, q.a, q.b, q.d));
+      if (!g.names_cell(t, flat_form, v[l])) *error = 1;
+    }
+    for (int32_t j0 = t[0].first; j0 < t[0].last; ++j0) {
+      int32_t p0 = t[0].origin + j0 * t[0].step;
+      for (int32_t j1 = t[1].first; j1 < t[1].last; ++j1) {
+        int32_t p1 = t[1].origin + j1 * t[1].step;
+        for (int32_t j2 = t[2].first; j2 < t[2].last; ++j2) {
+          int32_t p2 = t[2].origin + j2 * t[2].step;
+          const int32_t code = flat_form ? g.plane_flat(p0, p1, p2) : g.local_tap(j0, j1, j2);
+          Lanes<T, L> out;
+          for (int l = 0; l < L; ++l) {
+            A s = 0;  // the sum over the one covering window, as the gather's (0 + -0 is +0)
+            if (v[l] == code) s += A(gy.v[l]);
+            out.v[l] = T(s);
+          }
+          store_lanes(dx, q, p0, p1, p2, out);
+        }
+      }
+    }
   }
 };
 
@@ -134,7 +219,7 @@ POOLKIT_HD inline int64_t fast_divisor(const FastGeometry& g, const Taps<int32_t
          g.ax[2].divisor(t[2], include_pad);
 }
 
-template <class T, int L>
+template <class T, int L, int R>
 struct FastAvgForward {
   FastGeometry g;
   bool include_pad = true;
@@ -144,9 +229,14 @@ struct FastAvgForward {
   FastWalk walk;  // over y
 
   POOLKIT_HD void operator()(int32_t i) const {
+    Idx5<int32_t> q = walk.at(i, L, R);
+    Taps<int32_t> t0 = g.ax[0].taps(q.a), t1 = g.ax[1].taps(q.b);
+    each_of_run<R>(q, g.ax[2].out, [&](const Idx5<int32_t>& c) { one(c, t0, t1); });
+  }
+
+  POOLKIT_HD void one(const Idx5<int32_t>& q, const Taps<int32_t>& t0, const Taps<int32_t>& t1) const {
     using A = acc_t<T>;
-    Idx5<int32_t> q = walk.at(i, L);
-    Taps<int32_t> t[3] = {g.ax[0].taps(q.a), g.ax[1].taps(q.b), g.ax[2].taps(q.d)};
+    Taps<int32_t> t[3] = {t0, t1, g.ax[2].taps(q.d)};
     A sum[L];
     for (int l = 0; l < L; ++l) sum[l] = 0;
     for (int32_t j0 = t[0].first; j0 < t[0].last; ++j0)
@@ -159,11 +249,11 @@ struct FastAvgForward {
     A div = A(fast_divisor(g, t, include_pad, override_div));
     Lanes<T, L> out;
     for (int l = 0; l < L; ++l) out.v[l] = T(sum[l] / div);
-    store_lanes(y, q, out);
+    store_lanes(y, q, q.a, q.b, q.d, out);
   }
 };
 
-template <class T, int L>
+template <class T, int L, int R>
 struct FastAvgBackward {
   FastGeometry g;
   bool include_pad = true;
@@ -173,9 +263,14 @@ struct FastAvgBackward {
   FastWalk walk;  // over dx
 
   POOLKIT_HD void operator()(int32_t i) const {
+    Idx5<int32_t> q = walk.at(i, L, R);
+    Cover<int32_t> c0 = g.ax[0].cover(q.a), c1 = g.ax[1].cover(q.b);
+    each_of_run<R>(q, g.ax[2].in, [&](const Idx5<int32_t>& c) { one(c, c0, c1); });
+  }
+
+  POOLKIT_HD void one(const Idx5<int32_t>& q, const Cover<int32_t>& c0, const Cover<int32_t>& c1) const {
     using A = acc_t<T>;
-    Idx5<int32_t> q = walk.at(i, L);
-    Cover<int32_t> c0 = g.ax[0].cover(q.a), c1 = g.ax[1].cover(q.b), c2 = g.ax[2].cover(q.d);
+    Cover<int32_t> c2 = g.ax[2].cover(q.d);
     A sum[L];
     for (int l = 0; l < L; ++l) sum[l] = 0;
     Taps<int32_t> t[3];
@@ -196,17 +291,133 @@ struct FastAvgBackward {
     }
     Lanes<T, L> out;
     for (int l = 0; l < L; ++l) out.v[l] = T(sum[l]);
-    store_lanes(dx, q, out);
+    store_lanes(dx, q, q.a, q.b, q.d, out);
   }
 };
 
-// Calls f(std::integral_constant<int, L>{}) for the lane count of channel_lanes (1, 2 or 16 bytes of T).
+// The average's backward over windows that share no cell (as FastMaxScatter): each cell of a window gets dy over
+// the divisor.
+template <class T, int L>
+struct FastAvgScatter {
+  FastGeometry g;
+  bool include_pad = true;
+  int64_t override_div = 0;
+  View5<const T, int32_t> dy;
+  View5<T, int32_t> dx;
+  FastWalk walk;  // over dy
+
+  POOLKIT_HD void operator()(int32_t i) const {
+    using A = acc_t<T>;
+    Idx5<int32_t> q = walk.at(i, L, 1);
+    Taps<int32_t> t[3] = {g.ax[0].taps(q.a), g.ax[1].taps(q.b), g.ax[2].taps(q.d)};
+    Lanes<T, L> gy = load_lanes<L>(dy, q, q.a, q.b, q.d), out;
+    A div = A(fast_divisor(g, t, include_pad, override_div));
+    for (int l = 0; l < L; ++l) {
+      A s = 0;  // as the gather's sum over the one covering window
+      s += A(gy.v[l]) / div;
+      out.v[l] = T(s);
+    }
+    for (int32_t j0 = t[0].first; j0 < t[0].last; ++j0)
+      for (int32_t j1 = t[1].first; j1 < t[1].last; ++j1)
+        for (int32_t j2 = t[2].first; j2 < t[2].last; ++j2)
+          store_lanes(dx, q, t[0].origin + j0 * t[0].step, t[1].origin + j1 * t[1].step,
+                      t[2].origin + j2 * t[2].step, out);
+  }
+};
+
+// Calls f(L, R) (std::integral_constant<int>s) for the shape of a thread's work: `lanes` channels (channel_lanes), or
+// else, when `run` > 1, a run of 4 cells along the last axis.
 template <class T, class F>
-void with_lanes(int lanes, F&& f) {
+void with_thread_shape(int lanes, int run, F&& f) {
+  using one = std::integral_constant<int, 1>;
   constexpr int wide = 16 / int(sizeof(T));
-  if (lanes == wide) f(std::integral_constant<int, wide>{});
-  else if (lanes == 2 && wide != 2) f(std::integral_constant<int, 2>{});
-  else f(std::integral_constant<int, 1>{});
+  if (lanes == wide) f(std::integral_constant<int, wide>{}, one{});
+  else if (lanes == 2 && wide != 2) f(std::integral_constant<int, 2>{}, one{});
+  else if (run > 1) f(one{}, std::integral_constant<int, 4>{});
+  else f(one{}, one{});
+}
+
+// Whether t's cells fill one block of memory (so zeroing it is one memset).
+inline bool dense(const TensorView& t) {
+  if (t.is_contiguous()) return true;
+  Strides cl = contiguous_strides(t.shape, Layout::ChannelsLast);
+  for (int i = 0; i < t.rank(); ++i)
+    if (t.shape[i] > 1 && t.strides[i] != cl[i]) return false;
+  return true;
+}
+
+// Whether the backward writes each window's cells from one thread (windows_disjoint; cells of no window zeroed
+// first, when dx is dense), else gathers each cell's windows.
+inline bool scatters(const Geometry& g3, const TensorView& dx) {
+  return windows_disjoint(g3) && (windows_cover(g3) || dense(dx));
+}
+
+// ---- The launches, shared by the CUDA operators and the CPU tests ----
+// run(functor, threads) runs a functor over thread indices [0, threads); zero(t) zeroes dense tensor t. `lanes`
+// (channel_lanes, or 1) and `len` (4 for runs along the last axis, or 1) shape a thread's work; the backward
+// scatters (see scatters) or gathers.
+template <class T, class Run>
+void fast_max_forward(const Geometry& g3, const TensorView& x, const TensorView& y, const TensorView& argmax,
+                      int lanes, int len, Run&& run) {
+  with_thread_shape<T>(lanes, len, [&](auto l, auto r) {
+    constexpr int L = decltype(l)::value, R = decltype(r)::value;
+    int64_t threads = 0;
+    FastWalk walk = fast_walk(y, L, R, &threads);
+    run(FastMaxForward<T, L, R>{fast_geometry(g3), view5<const T, int32_t>(x), view5<T, int32_t>(y),
+                                argmax_view(argmax), walk}, threads);
+  });
+}
+
+template <class T, class Run, class Zero>
+void fast_max_backward(const Geometry& g3, const TensorView& dy, const TensorView& argmax, const TensorView& dx,
+                       int* error, int lanes, int len, bool scatter, Run&& run, Zero&& zero) {
+  if (scatter && !windows_cover(g3)) zero(dx);
+  with_thread_shape<T>(lanes, scatter ? 1 : len, [&](auto l, auto r) {
+    constexpr int L = decltype(l)::value, R = decltype(r)::value;
+    int64_t threads = 0;
+    if (scatter) {
+      FastWalk walk = fast_walk(dy, L, 1, &threads);
+      run(FastMaxScatter<T, L>{fast_geometry(g3), view5<const T, int32_t>(dy), view5<T, int32_t>(dx),
+                               argmax_view(argmax), error, walk}, threads);
+    } else {
+      FastWalk walk = fast_walk(dx, L, R, &threads);
+      run(FastMaxBackward<T, L, R>{fast_geometry(g3), view5<const T, int32_t>(dy), view5<T, int32_t>(dx),
+                                   argmax_view(argmax), error, walk}, threads);
+    }
+  });
+}
+
+template <class T, class Run>
+void fast_avg_forward(const Geometry& g3, const AvgOptions& opt, const TensorView& x, const TensorView& y, int lanes,
+                      int len, Run&& run) {
+  with_thread_shape<T>(lanes, len, [&](auto l, auto r) {
+    constexpr int L = decltype(l)::value, R = decltype(r)::value;
+    int64_t threads = 0;
+    FastWalk walk = fast_walk(y, L, R, &threads);
+    run(FastAvgForward<T, L, R>{fast_geometry(g3), opt.count_include_pad, opt.divisor_override.value_or(0),
+                                view5<const T, int32_t>(x), view5<T, int32_t>(y), walk}, threads);
+  });
+}
+
+template <class T, class Run, class Zero>
+void fast_avg_backward(const Geometry& g3, const AvgOptions& opt, const TensorView& dy, const TensorView& dx,
+                       int lanes, int len, bool scatter, Run&& run, Zero&& zero) {
+  if (scatter && !windows_cover(g3)) zero(dx);
+  const bool pad = opt.count_include_pad;
+  const int64_t div = opt.divisor_override.value_or(0);
+  with_thread_shape<T>(lanes, scatter ? 1 : len, [&](auto l, auto r) {
+    constexpr int L = decltype(l)::value, R = decltype(r)::value;
+    int64_t threads = 0;
+    if (scatter) {
+      FastWalk walk = fast_walk(dy, L, 1, &threads);
+      run(FastAvgScatter<T, L>{fast_geometry(g3), pad, div, view5<const T, int32_t>(dy), view5<T, int32_t>(dx), walk},
+          threads);
+    } else {
+      FastWalk walk = fast_walk(dx, L, R, &threads);
+      run(FastAvgBackward<T, L, R>{fast_geometry(g3), pad, div, view5<const T, int32_t>(dy), view5<T, int32_t>(dx),
+                                   walk}, threads);
+    }
+  });
 }
 
 }  // namespace poolkit::cuda::detail

@@ -37,20 +37,15 @@ void forward(const Geometry& g, const double* samples, const TensorView& x, cons
   with_types(x.dtype, fits_int32(total, ts, 3), [&](auto t, auto i) {
     using T = decltype(t);
     using I = decltype(i);
-    if (!samples && tiled2_eligible(g3, x, y, sizeof(T)) && (!argmax.data || argmax.is_contiguous())) {
+    if (!route_is("notiled") && !samples && tiled2_eligible(g3, x, y, sizeof(T)) && (!argmax.data || argmax.is_contiguous())) {
       constexpr int V = Vec16<T>::n;
       MaxForwardTiled2<T, I> f{g3, x.ptr<const T>(), y.ptr<T>(), argmax_view(argmax), I(g3.axes[2].out / V)};
       launch(f, I(total / V));
       return;
     }
     if constexpr (std::is_same_v<I, int32_t>)
-      if (!samples && fast_axes_eligible(g3)) {
-        with_lanes<T>(channel_lanes<T>({&x, &y}), [&](auto lanes) {
-          constexpr int L = decltype(lanes)::value;
-          FastMaxForward<T, L> f{fast_geometry(g3), view5<const T, I>(x), view5<T, I>(y), argmax_view(argmax),
-                                 fast_walk(y, L)};
-          launch(f, I(total / L));
-        });
+      if (!route_is("generic") && !samples && fast_axes_eligible(g3)) {
+        fast_max_forward<T>(g3, x, y, argmax, channel_lanes<T>({&x, &y}), 4, launch_fast());
         return;
       }
     MaxForward<T, I> f;
@@ -77,13 +72,9 @@ void backward(const Geometry& g, const double* samples, const TensorView& dy, co
     using T = decltype(t);
     using I = decltype(i);
     if constexpr (std::is_same_v<I, int32_t>)
-      if (!samples && argmax.data && fast_axes_eligible(g3)) {
-        with_lanes<T>(channel_lanes<T>({&dy, &dx}), [&](auto lanes) {
-          constexpr int L = decltype(lanes)::value;
-          FastMaxBackward<T, L> f{fast_geometry(g3), view5<const T, I>(dy), view5<T, I>(dx), argmax_view(argmax),
-                                  err->get(), fast_walk(dx, L)};
-          launch(f, I(total / L));
-        });
+      if (!route_is("generic") && !samples && argmax.data && fast_axes_eligible(g3)) {
+        fast_max_backward<T>(g3, dy, argmax, dx, err->get(), channel_lanes<T>({&dy, &dx}), 4, scatters(g3, dx),
+                             launch_fast(), zero_dense);
         return;
       }
     MaxBackward<T, I> f;

@@ -3,6 +3,7 @@
 // checks, the device error flag, stream-ordered scratch memory and the dtype / index-type switches.
 #include <cuda_runtime.h>
 
+#include <cstdlib>
 #include <stdexcept>
 #include <string>
 
@@ -13,6 +14,12 @@
 namespace poolkit::cuda::detail {
 
 inline cudaStream_t stream() { return static_cast<cudaStream_t>(current_stream()); }
+
+// MEASUREMENT ONLY (to be removed): POOLKIT_CUDA_ROUTE=generic skips the fast kernels, =notiled the tiled path.
+inline bool route_is(const char* r) {
+  static const char* env = std::getenv("POOLKIT_CUDA_ROUTE");
+  return env && std::string(env) == r;
+}
 
 inline void check(cudaError_t e, const char* what) {
   if (e != cudaSuccess) throw std::runtime_error(std::string("poolkit: CUDA ") + what + ": " + cudaGetErrorString(e));
@@ -31,6 +38,14 @@ void launch(const F& f, I total) {
   if (blocks > (int64_t(1) << 20)) blocks = int64_t(1) << 20;
   each_index<F, I><<<unsigned(blocks), block, 0, stream()>>>(f, total);
   check(cudaGetLastError(), "kernel launch");
+}
+
+// launch() for the fast kernels' run(functor, threads) (fast_kernels.hpp), and their zero(dense tensor).
+inline auto launch_fast() {
+  return [](const auto& f, int64_t threads) { launch(f, int32_t(threads)); };
+}
+inline void zero_dense(const TensorView& t) {
+  check(cudaMemsetAsync(t.data, 0, size_t(t.numel()) * size_t(dtype_size(t.dtype)), stream()), "cudaMemsetAsync");
 }
 
 // Device memory freed at the end of the scope, in stream order.

@@ -22,6 +22,24 @@ void run_host(const F& f, I total) {
   for (I i = 0; i < total; ++i) f(i);
 }
 
+// The fast kernels' run and zero (fast_kernels.hpp) on host memory.
+auto run_fast = [](const auto& f, int64_t threads) { run_host(f, int32_t(threads)); };
+auto zero_fast = [](const TensorView& t) { std::memset(t.data, 0, size_t(t.numel()) * size_t(dtype_size(t.dtype))); };
+
+// Every shape of a thread's work the fast kernels take for these tensors: the lanes channel_lanes allows, one
+// channel, runs of 4 along the last axis and single cells.
+template <class T>
+std::vector<std::pair<int, int>> thread_shapes(std::initializer_list<const TensorView*> ts) {
+  return {{channel_lanes<T>(ts), 4}, {1, 4}, {1, 1}};
+}
+
+// A tensor of NaN, so that cells a kernel leaves unwritten show.
+Tensor poisoned_like(DType dt, const Shape& s, Layout layout) {
+  Tensor t(dt, s, layout);
+  for (int64_t k = 0; k < t.numel(); ++k) store_from_double(t.view(), k, std::nan(""));
+  return t;
+}
+
 std::vector<Axis> sample_axes() {
   std::vector<Axis> axes;
   for (int64_t in : {1, 2, 5, 7, 10})
@@ -182,6 +200,8 @@ std::vector<Case> cases() {
       {{2, 8, 7, 6}, torch_geometry({7, 6}, {3}, {2}, {1}, {1}, false)},  // 8 channels: 16-byte lanes
       {{1, 8, 6, 6}, adaptive_geometry({6, 6}, {4, 3})},
       {{2, 4, 9, 8}, torch_geometry({9, 8}, {3, 2}, {1, 3}, {1, 0}, {2, 1}, true)},
+      {{2, 4, 7, 8}, torch_geometry({7, 8}, {2, 1}, {3, 2}, {0, 0}, {1, 1}, false)},  // disjoint windows, gaps
+      {{1, 2, 5, 7, 5}, torch_geometry({5, 7, 5}, {2}, {2}, {0}, {1}, false)},        // the last cells in no window
   };
 }
 
@@ -226,17 +246,11 @@ void check_max(const Case& k, Layout layout, DType am_type, const TensorView* sa
   EXPECT_TRUE(bits_equal(am, am_ref));
   const bool fast = !samples && fast_axes_eligible(g3);
   if (fast)
-    for (bool narrow : {false, true}) {  // the lanes channel_lanes picks, and one channel a thread
-      Tensor y2(dtype_of<T>(), ys, layout), am2(am_type, ys, layout);
-      int lanes = narrow ? 1 : channel_lanes<T>({&x.view(), &y2.view()});
-      with_lanes<T>(lanes, [&](auto l) {
-        constexpr int L = decltype(l)::value;
-        FastMaxForward<T, L> f{fast_geometry(g3), view5<const T, int32_t>(x), view5<T, int32_t>(y2), argmax_view(am2),
-                               fast_walk(y2, L)};
-        run_host(f, int32_t(y2.numel() / L));
-      });
-      EXPECT_TRUE(bits_equal(y2, y_ref)) << "fast, lanes " << lanes;
-      EXPECT_TRUE(bits_equal(am2, am_ref)) << "fast, lanes " << lanes;
+    for (auto [lanes, len] : thread_shapes<T>({&x.view(), &y.view()})) {
+      Tensor y2 = poisoned_like(dtype_of<T>(), ys, layout), am2(am_type, ys, layout);
+      fast_max_forward<T>(g3, x, y2, am2, lanes, len, run_fast);
+      EXPECT_TRUE(bits_equal(y2, y_ref)) << "fast, lanes " << lanes << " run " << len;
+      EXPECT_TRUE(bits_equal(am2, am_ref)) << "fast, lanes " << lanes << " run " << len;
     }
 
   // backward with the saved argmax, and recomputed from x
@@ -263,17 +277,14 @@ void check_max(const Case& k, Layout layout, DType am_type, const TensorView* sa
     EXPECT_TRUE(bits_equal(dx, dx_ref)) << "saved " << saved;
     EXPECT_EQ(error, 0);
     if (fast && saved)
-      for (bool narrow : {false, true}) {
-        Tensor dx2(dtype_of<T>(), k.xs, layout);
-        int lanes = narrow ? 1 : channel_lanes<T>({&dy.view(), &dx2.view()});
-        with_lanes<T>(lanes, [&](auto l) {
-          constexpr int L = decltype(l)::value;
-          FastMaxBackward<T, L> f{fast_geometry(g3), view5<const T, int32_t>(dy), view5<T, int32_t>(dx2),
-                                  argmax_view(am), &error, fast_walk(dx2, L)};
-          run_host(f, int32_t(dx2.numel() / L));
-        });
-        EXPECT_TRUE(bits_equal(dx2, dx_ref)) << "fast, lanes " << lanes;
-        EXPECT_EQ(error, 0);
+      for (bool scatter : {false, true}) {
+        if (scatter && !scatters(g3, dx)) continue;
+        for (auto [lanes, len] : thread_shapes<T>({&dy.view(), &dx.view()})) {
+          Tensor dx2 = poisoned_like(dtype_of<T>(), k.xs, layout);
+          fast_max_backward<T>(g3, dy, am, dx2, &error, lanes, len, scatter, run_fast, zero_fast);
+          EXPECT_TRUE(bits_equal(dx2, dx_ref)) << "fast, lanes " << lanes << " run " << len << " scatter " << scatter;
+          EXPECT_EQ(error, 0);
+        }
       }
   }
 }
@@ -335,11 +346,11 @@ TEST(CudaKernelsOnHost, BadSavedArgmaxRaisesTheErrorFlag) {
       ref::max_pool_forward(k.g, x, y, saved);
       if (corrupt && form == DType::u8) static_cast<uint8_t*>(saved.view().data)[5] = 9;
       if (corrupt && form == DType::i64) static_cast<int64_t*>(saved.view().data)[5] = 0;
-      error = 0;
-      FastMaxBackward<float, 1> f{fast_geometry(g3), view5<const float, int32_t>(dy), view5<float, int32_t>(dx),
-                                  argmax_view(saved), &error, fast_walk(dx, 1)};
-      run_host(f, int32_t(dx.numel()));
-      EXPECT_EQ(error, corrupt ? 1 : 0) << dtype_name(form);
+      for (bool scatter : {false, true}) {  // the geometry overlaps: the scatter is forced here (checks only)
+        error = 0;
+        fast_max_backward<float>(g3, dy, saved, dx, &error, 1, 1, scatter, run_fast, zero_fast);
+        EXPECT_EQ(error, corrupt ? 1 : 0) << dtype_name(form) << " scatter " << scatter;
+      }
     }
 }
 
@@ -417,16 +428,10 @@ void check_avg(const Case& k, Layout layout, AvgOptions opt) {
   EXPECT_TRUE(bits_equal(y, y_ref));
   const bool fast = fast_axes_eligible(g3) && std::is_same_v<I, int32_t>;
   if (fast)
-    for (bool narrow : {false, true}) {
-      Tensor y2(dtype_of<T>(), ys, layout);
-      int lanes = narrow ? 1 : channel_lanes<T>({&x.view(), &y2.view()});
-      with_lanes<T>(lanes, [&](auto l) {
-        constexpr int L = decltype(l)::value;
-        FastAvgForward<T, L> f{fast_geometry(g3), opt.count_include_pad, opt.divisor_override.value_or(0),
-                               view5<const T, int32_t>(x), view5<T, int32_t>(y2), fast_walk(y2, L)};
-        run_host(f, int32_t(y2.numel() / L));
-      });
-      EXPECT_TRUE(bits_equal(y2, y_ref)) << "fast, lanes " << lanes;
+    for (auto [lanes, len] : thread_shapes<T>({&x.view(), &y.view()})) {
+      Tensor y2 = poisoned_like(dtype_of<T>(), ys, layout);
+      fast_avg_forward<T>(g3, opt, x, y2, lanes, len, run_fast);
+      EXPECT_TRUE(bits_equal(y2, y_ref)) << "fast, lanes " << lanes << " run " << len;
     }
   // dy in the other layout: autograd hands over a contiguous dy whatever the input's layout
   Tensor dy = copy(uniform_tensor(dtype_of<T>(), ys, 4),
@@ -444,17 +449,16 @@ void check_avg(const Case& k, Layout layout, AvgOptions opt) {
   run_host(b, I(dx.numel()));
   EXPECT_TRUE(bits_equal(dx, dx_ref));
   if (fast)
-    for (Layout dy_layout : {Layout::ChannelsFirst, Layout::ChannelsLast}) {  // and dy in the same layout: lanes
-      Tensor dyl = copy(dy, dy_layout), dx2(dtype_of<T>(), k.xs, layout);
-      int lanes = channel_lanes<T>({&dyl.view(), &dx2.view()});
-      with_lanes<T>(lanes, [&](auto l) {
-        constexpr int L = decltype(l)::value;
-        FastAvgBackward<T, L> f{fast_geometry(g3), opt.count_include_pad, opt.divisor_override.value_or(0),
-                                view5<const T, int32_t>(dyl), view5<T, int32_t>(dx2), fast_walk(dx2, L)};
-        run_host(f, int32_t(dx2.numel() / L));
-      });
-      EXPECT_TRUE(bits_equal(dx2, dx_ref)) << "fast, lanes " << lanes;
-    }
+    for (Layout dy_layout : {Layout::ChannelsFirst, Layout::ChannelsLast})  // and dy in the same layout: lanes
+      for (bool scatter : {false, true}) {
+        Tensor dyl = copy(dy, dy_layout), dx2 = poisoned_like(dtype_of<T>(), k.xs, layout);
+        if (scatter && !scatters(g3, dx2)) continue;
+        for (auto [lanes, len] : thread_shapes<T>({&dyl.view(), &dx2.view()})) {
+          dx2 = poisoned_like(dtype_of<T>(), k.xs, layout);
+          fast_avg_backward<T>(g3, opt, dyl, dx2, lanes, len, scatter, run_fast, zero_fast);
+          EXPECT_TRUE(bits_equal(dx2, dx_ref)) << "fast, lanes " << lanes << " run " << len << " scatter " << scatter;
+        }
+      }
 }
 
 TEST(CudaKernelsOnHost, AverageMatchesTheReference) {
