@@ -1,6 +1,7 @@
 // Average, Lp and mixed pooling on CUDA tensors.
 #include <algorithm>
 #include <initializer_list>
+#include <memory>
 #include <vector>
 
 #include "../backends.hpp"
@@ -54,7 +55,7 @@ bool avg_pool_forward(const Geometry& g, const AvgOptions& opt, const TensorView
     }
     if constexpr (std::is_same_v<I, int32_t>)
       if (!route_is("generic") && fast_axes_eligible(g3)) {
-        fast_avg_forward<T>(g3, opt, x, y, channel_lanes<T>({&x, &y}), 4, launch_fast());
+        fast_avg_forward<T>(g3, opt, x, y, channel_lanes<T>({&x, &y}), route_is("r1") ? 1 : 4, launch_fast());
         return;
       }
     AvgForward<T, I> f;
@@ -72,8 +73,12 @@ bool avg_pool_backward(const Geometry& g, const AvgOptions& opt, const TensorVie
     using I = decltype(i);
     if constexpr (std::is_same_v<I, int32_t>)
       if (!route_is("generic") && fast_axes_eligible(g3)) {
-        fast_avg_backward<T>(g3, opt, dy, dx, channel_lanes<T>({&dy, &dx}), 4, scatters(g3, dx), launch_fast(),
-                             zero_dense);
+        std::unique_ptr<Scratch> scratch;
+        fast_avg_backward<T>(g3, opt, dy, dx, channel_lanes<T>({&dy, &dx}), route_is("r1") ? 1 : 4,
+                             routed_scatter(scatters(g3, dx), g3, dx), launch_fast(), zero_dense, [&](size_t bytes) {
+                               scratch = std::make_unique<Scratch>(bytes);
+                               return scratch->p;
+                             });
         return;
       }
     AvgBackward<T, I> f;

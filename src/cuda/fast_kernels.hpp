@@ -9,6 +9,13 @@
 #include "fast_axes.hpp"
 #include "poolkit/options.hpp"
 
+// The innermost tap loops unrolled on the device, so that a thread has several loads in flight.
+#ifdef __CUDA_ARCH__
+#define POOLKIT_UNROLL_TAPS _Pragma("unroll 4")
+#else
+#define POOLKIT_UNROLL_TAPS
+#endif
+
 namespace poolkit::cuda::detail {
 
 template <class T, int L>
@@ -64,6 +71,7 @@ struct FastMaxForward {
       int32_t p0 = t0.origin + j0 * t0.step;
       for (int32_t j1 = t1.first; j1 < t1.last; ++j1) {
         int32_t p1 = t1.origin + j1 * t1.step, row = (j0 * g.ax[1].kernel + j1) * g.ax[2].kernel;
+        POOLKIT_UNROLL_TAPS
         for (int32_t j2 = t2.first; j2 < t2.last; ++j2) {
           Lanes<T, L> v = load_lanes<L>(x, q, p0, p1, t2.origin + j2 * t2.step);
           for (int l = 0; l < L; ++l) {
@@ -92,16 +100,14 @@ struct FastMaxForward {
   }
 };
 
-// dx from the saved argmax (either form): the sum, in increasing output order, of dy over the covering windows
-// whose argmax is this cell. The first cell of each window checks that its value names a cell of the window, and
-// raises *error when not.
+// dx from the saved argmax (either form, checked by FastArgmaxCheck): the sum, in increasing output order, of dy
+// over the covering windows whose argmax is this cell.
 template <class T, int L, int R>
 struct FastMaxBackward {
   FastGeometry g;
   View5<const T, int32_t> dy;
   View5<T, int32_t> dx;
   ArgmaxView argmax;
-  int* error;
   FastWalk walk;  // over dx
 
   POOLKIT_HD void operator()(int32_t i) const {
@@ -131,19 +137,36 @@ struct FastMaxBackward {
           int32_t j2 = g.ax[2].tap_of(t[2], q.d);
           if (j2 < 0) continue;
           const int32_t code = flat_form ? self : g.local_tap(j0, j1, j2);
-          const bool first = j0 == t[0].first && j1 == t[1].first && j2 == t[2].first;
           Lanes<T, L> gy = load_lanes<L>(dy, q, o0, o1, o2);
-          for (int l = 0; l < L; ++l) {
-            int64_t v = load_argmax<int32_t>(argmax, argmax_offset<int32_t>(argmax, q.n, q.c + l, o0, o1, o2));
-            if (first && !g.names_cell(t, flat_form, v)) *error = 1;
-            if (v == code) sum[l] += A(gy.v[l]);
-          }
+          for (int l = 0; l < L; ++l)
+            if (load_argmax<int32_t>(argmax, argmax_offset<int32_t>(argmax, q.n, q.c + l, o0, o1, o2)) == code)
+              sum[l] += A(gy.v[l]);
         }
       }
     }
     Lanes<T, L> out;
     for (int l = 0; l < L; ++l) out.v[l] = T(sum[l]);
     store_lanes(dx, q, q.a, q.b, q.d, out);
+  }
+};
+
+// The gather's check of the saved argmax: a thread per output (L channels) raises *error when a value names no
+// cell of its window (windows with no cell in the input are not checked, as the reference).
+template <int L>
+struct FastArgmaxCheck {
+  FastGeometry g;
+  ArgmaxView argmax;
+  int* error;
+  FastWalk walk;  // over the outputs
+
+  POOLKIT_HD void operator()(int32_t i) const {
+    Idx5<int32_t> q = walk.at(i, L, 1);
+    Taps<int32_t> t[3] = {g.ax[0].taps(q.a), g.ax[1].taps(q.b), g.ax[2].taps(q.d)};
+    if (t[0].first == t[0].last || t[1].first == t[1].last || t[2].first == t[2].last) return;
+    for (int l = 0; l < L; ++l)
+      if (!g.names_cell(t, argmax.dtype == DType::i64,
+                        load_argmax<int32_t>(argmax, argmax_offset<int32_t>(argmax, q.n, q.c + l, q.a, q.b, q.d))))
+        *error = 1;
   }
 };
 
@@ -241,6 +264,7 @@ struct FastAvgForward {
     for (int l = 0; l < L; ++l) sum[l] = 0;
     for (int32_t j0 = t[0].first; j0 < t[0].last; ++j0)
       for (int32_t j1 = t[1].first; j1 < t[1].last; ++j1)
+        POOLKIT_UNROLL_TAPS
         for (int32_t j2 = t[2].first; j2 < t[2].last; ++j2) {
           Lanes<T, L> v = load_lanes<L>(x, q, t[0].origin + j0 * t[0].step, t[1].origin + j1 * t[1].step,
                                         t[2].origin + j2 * t[2].step);
@@ -253,12 +277,34 @@ struct FastAvgForward {
   }
 };
 
-template <class T, int L, int R>
-struct FastAvgBackward {
+// The gather of the average's backward, first: each output's dy over its divisor, in the accumulation type (what
+// the gather adds, once per output instead of once per covering cell).
+template <class T, int L>
+struct FastAvgScale {
   FastGeometry g;
   bool include_pad = true;
   int64_t override_div = 0;
   View5<const T, int32_t> dy;
+  View5<acc_t<T>, int32_t> scaled;  // dy's shape
+  FastWalk walk;                    // over dy
+
+  POOLKIT_HD void operator()(int32_t i) const {
+    using A = acc_t<T>;
+    Idx5<int32_t> q = walk.at(i, L, 1);
+    Taps<int32_t> t[3] = {g.ax[0].taps(q.a), g.ax[1].taps(q.b), g.ax[2].taps(q.d)};
+    A div = A(fast_divisor(g, t, include_pad, override_div));
+    Lanes<T, L> gy = load_lanes<L>(dy, q, q.a, q.b, q.d);
+    Lanes<A, L> out;
+    for (int l = 0; l < L; ++l) out.v[l] = A(gy.v[l]) / div;
+    store_lanes(scaled, q, q.a, q.b, q.d, out);
+  }
+};
+
+// Then dx: the sum, in increasing output order, of the covering windows' scaled dy.
+template <class T, int L, int R>
+struct FastAvgBackward {
+  FastGeometry g;
+  View5<const acc_t<T>, int32_t> scaled;
   View5<T, int32_t> dx;
   FastWalk walk;  // over dx
 
@@ -273,19 +319,14 @@ struct FastAvgBackward {
     Cover<int32_t> c2 = g.ax[2].cover(q.d);
     A sum[L];
     for (int l = 0; l < L; ++l) sum[l] = 0;
-    Taps<int32_t> t[3];
     for (int32_t o0 = c0.begin; o0 < c0.end; ++o0) {
-      t[0] = g.ax[0].taps(o0);
-      if (g.ax[0].tap_of(t[0], q.a) < 0) continue;
+      if (g.ax[0].tap_of(g.ax[0].taps(o0), q.a) < 0) continue;
       for (int32_t o1 = c1.begin; o1 < c1.end; ++o1) {
-        t[1] = g.ax[1].taps(o1);
-        if (g.ax[1].tap_of(t[1], q.b) < 0) continue;
+        if (g.ax[1].tap_of(g.ax[1].taps(o1), q.b) < 0) continue;
         for (int32_t o2 = c2.begin; o2 < c2.end; ++o2) {
-          t[2] = g.ax[2].taps(o2);
-          if (g.ax[2].tap_of(t[2], q.d) < 0) continue;
-          A div = A(fast_divisor(g, t, include_pad, override_div));
-          Lanes<T, L> gy = load_lanes<L>(dy, q, o0, o1, o2);
-          for (int l = 0; l < L; ++l) sum[l] += A(gy.v[l]) / div;
+          if (g.ax[2].tap_of(g.ax[2].taps(o2), q.d) < 0) continue;
+          Lanes<A, L> v = load_lanes<L>(scaled, q, o0, o1, o2);
+          for (int l = 0; l < L; ++l) sum[l] += v.v[l];
         }
       }
     }
@@ -347,9 +388,11 @@ inline bool dense(const TensorView& t) {
 }
 
 // Whether the backward writes each window's cells from one thread (windows_disjoint; cells of no window zeroed
-// first, when dx is dense), else gathers each cell's windows.
+// first, when dx is dense), else gathers each cell's windows. In channels-first order only small windows scatter:
+// the stores of a warp's threads, each a window apart, reach too many cache lines at once.
 inline bool scatters(const Geometry& g3, const TensorView& dx) {
-  return windows_disjoint(g3) && (windows_cover(g3) || dense(dx));
+  int64_t cells = g3.axes[0].kernel * g3.axes[1].kernel * g3.axes[2].kernel;
+  return windows_disjoint(g3) && (windows_cover(g3) || dense(dx)) && (walks_channels_last(dx) || cells <= 8);
 }
 
 // ---- The launches, shared by the CUDA operators and the CPU tests ----
@@ -375,15 +418,16 @@ void fast_max_backward(const Geometry& g3, const TensorView& dy, const TensorVie
   with_thread_shape<T>(lanes, scatter ? 1 : len, [&](auto l, auto r) {
     constexpr int L = decltype(l)::value, R = decltype(r)::value;
     int64_t threads = 0;
+    FastWalk outputs = fast_walk(dy, L, 1, &threads);
     if (scatter) {
-      FastWalk walk = fast_walk(dy, L, 1, &threads);
       run(FastMaxScatter<T, L>{fast_geometry(g3), view5<const T, int32_t>(dy), view5<T, int32_t>(dx),
-                               argmax_view(argmax), error, walk}, threads);
-    } else {
-      FastWalk walk = fast_walk(dx, L, R, &threads);
-      run(FastMaxBackward<T, L, R>{fast_geometry(g3), view5<const T, int32_t>(dy), view5<T, int32_t>(dx),
-                                   argmax_view(argmax), error, walk}, threads);
+                               argmax_view(argmax), error, outputs}, threads);
+      return;
     }
+    run(FastArgmaxCheck<L>{fast_geometry(g3), argmax_view(argmax), error, outputs}, threads);
+    FastWalk walk = fast_walk(dx, L, R, &threads);
+    run(FastMaxBackward<T, L, R>{fast_geometry(g3), view5<const T, int32_t>(dy), view5<T, int32_t>(dx),
+                                 argmax_view(argmax), walk}, threads);
   });
 }
 
@@ -399,24 +443,32 @@ void fast_avg_forward(const Geometry& g3, const AvgOptions& opt, const TensorVie
   });
 }
 
-template <class T, class Run, class Zero>
+// buffer(bytes) gives memory for the gather's scaled dy, alive until the kernels have run.
+template <class T, class Run, class Zero, class Buffer>
 void fast_avg_backward(const Geometry& g3, const AvgOptions& opt, const TensorView& dy, const TensorView& dx,
-                       int lanes, int len, bool scatter, Run&& run, Zero&& zero) {
+                       int lanes, int len, bool scatter, Run&& run, Zero&& zero, Buffer&& buffer) {
+  using A = acc_t<T>;
   if (scatter && !windows_cover(g3)) zero(dx);
   const bool pad = opt.count_include_pad;
   const int64_t div = opt.divisor_override.value_or(0);
   with_thread_shape<T>(lanes, scatter ? 1 : len, [&](auto l, auto r) {
     constexpr int L = decltype(l)::value, R = decltype(r)::value;
     int64_t threads = 0;
+    FastWalk outputs = fast_walk(dy, L, 1, &threads);
     if (scatter) {
-      FastWalk walk = fast_walk(dy, L, 1, &threads);
-      run(FastAvgScatter<T, L>{fast_geometry(g3), pad, div, view5<const T, int32_t>(dy), view5<T, int32_t>(dx), walk},
-          threads);
-    } else {
-      FastWalk walk = fast_walk(dx, L, R, &threads);
-      run(FastAvgBackward<T, L, R>{fast_geometry(g3), pad, div, view5<const T, int32_t>(dy), view5<T, int32_t>(dx),
-                                   walk}, threads);
+      run(FastAvgScatter<T, L>{fast_geometry(g3), pad, div, view5<const T, int32_t>(dy), view5<T, int32_t>(dx),
+                               outputs}, threads);
+      return;
     }
+    // scaled dy: dense, in dy's walking order (so its lanes line up as dy's)
+    TensorView scaled(buffer(size_t(dy.numel()) * sizeof(A)), sizeof(A) == 8 ? DType::f64 : DType::f32, dy.shape,
+                      contiguous_strides(dy.shape, outputs.channels_last ? Layout::ChannelsLast : Layout::ChannelsFirst),
+                      dy.device);
+    run(FastAvgScale<T, L>{fast_geometry(g3), pad, div, view5<const T, int32_t>(dy), view5<A, int32_t>(scaled),
+                           outputs}, threads);
+    FastWalk walk = fast_walk(dx, L, R, &threads);
+    run(FastAvgBackward<T, L, R>{fast_geometry(g3), view5<const A, int32_t>(scaled), view5<T, int32_t>(dx), walk},
+        threads);
   });
 }
 

@@ -45,7 +45,7 @@ void forward(const Geometry& g, const double* samples, const TensorView& x, cons
     }
     if constexpr (std::is_same_v<I, int32_t>)
       if (!route_is("generic") && !samples && fast_axes_eligible(g3)) {
-        fast_max_forward<T>(g3, x, y, argmax, channel_lanes<T>({&x, &y}), 4, launch_fast());
+        fast_max_forward<T>(g3, x, y, argmax, channel_lanes<T>({&x, &y}), route_is("r1") ? 1 : 4, launch_fast());
         return;
       }
     MaxForward<T, I> f;
@@ -73,8 +73,8 @@ void backward(const Geometry& g, const double* samples, const TensorView& dy, co
     using I = decltype(i);
     if constexpr (std::is_same_v<I, int32_t>)
       if (!route_is("generic") && !samples && argmax.data && fast_axes_eligible(g3)) {
-        fast_max_backward<T>(g3, dy, argmax, dx, err->get(), channel_lanes<T>({&dy, &dx}), 4, scatters(g3, dx),
-                             launch_fast(), zero_dense);
+        fast_max_backward<T>(g3, dy, argmax, dx, err->get(), channel_lanes<T>({&dy, &dx}), route_is("r1") ? 1 : 4,
+                             routed_scatter(scatters(g3, dx), g3, dx), launch_fast(), zero_dense);
         return;
       }
     MaxBackward<T, I> f;

@@ -4,9 +4,11 @@
 #include <cuda_runtime.h>
 
 #include <cstdlib>
+#include <memory>
 #include <stdexcept>
 #include <string>
 
+#include "fast_kernels.hpp"
 #include "indexing.hpp"
 #include "poolkit/error.hpp"
 #include "stream.hpp"
@@ -15,10 +17,12 @@ namespace poolkit::cuda::detail {
 
 inline cudaStream_t stream() { return static_cast<cudaStream_t>(current_stream()); }
 
-// MEASUREMENT ONLY (to be removed): POOLKIT_CUDA_ROUTE=generic skips the fast kernels, =notiled the tiled path.
+// MEASUREMENT ONLY (to be removed): POOLKIT_CUDA_ROUTE, a comma-separated list: generic (no fast kernels), notiled
+// (no tiled path), r1 (no runs), gather (no scatter), scatterbig (scatter large channels-first windows too),
+// oldflag (the error flag in device memory).
 inline bool route_is(const char* r) {
-  static const char* env = std::getenv("POOLKIT_CUDA_ROUTE");
-  return env && std::string(env) == r;
+  static const std::string env = "," + std::string(std::getenv("POOLKIT_CUDA_ROUTE") ? std::getenv("POOLKIT_CUDA_ROUTE") : "") + ",";
+  return env.find("," + std::string(r) + ",") != std::string::npos;
 }
 
 inline void check(cudaError_t e, const char* what) {
@@ -44,6 +48,13 @@ void launch(const F& f, I total) {
 inline auto launch_fast() {
   return [](const auto& f, int64_t threads) { launch(f, int32_t(threads)); };
 }
+// MEASUREMENT ONLY: the scatter choice under POOLKIT_CUDA_ROUTE's gather / scatterbig.
+inline bool routed_scatter(bool chosen, const Geometry& g3, const TensorView& dx) {
+  if (route_is("gather")) return false;
+  if (route_is("scatterbig")) return windows_disjoint(g3) && (windows_cover(g3) || dense(dx));
+  return chosen;
+}
+
 inline void zero_dense(const TensorView& t) {
   check(cudaMemsetAsync(t.data, 0, size_t(t.numel()) * size_t(dtype_size(t.dtype)), stream()), "cudaMemsetAsync");
 }
@@ -58,16 +69,47 @@ struct Scratch {
   template <class T> T* as() const { return static_cast<T*>(p); }
 };
 
-// A device int set by kernels that find bad indices; raise() reads it back (synchronising the stream).
+// A flag set by kernels that find bad indices; raised() waits for the stream and reads it. It lives in pinned host
+// memory that the kernels write through (one int per host thread, reused: every call waits on raised() before it
+// returns), so a call costs no allocation, memset or copy; device memory where host memory can't be mapped.
 struct ErrorFlag {
-  Scratch mem{sizeof(int)};
-  ErrorFlag() { check(cudaMemsetAsync(mem.p, 0, sizeof(int), stream()), "cudaMemsetAsync"); }
-  int* get() const { return mem.as<int>(); }
+  std::unique_ptr<Scratch> device;
+  int* host = nullptr;
+  int* dev = nullptr;
+
+  ErrorFlag() {
+    struct Mapped {
+      int* host = nullptr;
+      int* dev = nullptr;
+      Mapped() {
+        if (cudaHostAlloc(&host, sizeof(int), cudaHostAllocMapped | cudaHostAllocPortable) != cudaSuccess ||
+            cudaHostGetDevicePointer(&dev, host, 0) != cudaSuccess) {
+          if (host) cudaFreeHost(host);
+          host = dev = nullptr;
+          cudaGetLastError();  // clear it
+        }
+      }
+      ~Mapped() {
+        if (host) cudaFreeHost(host);
+      }
+    };
+    thread_local Mapped mapped;
+    if (mapped.host && !route_is("oldflag")) {
+      host = mapped.host;
+      dev = mapped.dev;
+      *host = 0;
+      return;
+    }
+    device = std::make_unique<Scratch>(sizeof(int));
+    dev = device->as<int>();
+    check(cudaMemsetAsync(dev, 0, sizeof(int), stream()), "cudaMemsetAsync");
+  }
+  int* get() const { return dev; }
   bool raised() const {
     int h = 0;
-    check(cudaMemcpyAsync(&h, mem.p, sizeof(int), cudaMemcpyDeviceToHost, stream()), "cudaMemcpyAsync");
+    if (!host) check(cudaMemcpyAsync(&h, dev, sizeof(int), cudaMemcpyDeviceToHost, stream()), "cudaMemcpyAsync");
     check(cudaStreamSynchronize(stream()), "cudaStreamSynchronize");
-    return h != 0;
+    return (host ? *static_cast<volatile int*>(host) : h) != 0;
   }
 };
 

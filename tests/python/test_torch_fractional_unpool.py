@@ -1,4 +1,5 @@
 """Fractional max pooling (given samples) and max unpooling against PyTorch, bit for bit, refusals included."""
+import math
 import numpy as np
 import pytest
 import torch
@@ -127,8 +128,11 @@ def test_max_unpool(r, case, tally):
     t_leaf, t_view = leaf_and_view(small.detach(), layout)
     p_leaf, p_view = leaf_and_view(small.detach(), layout)
     tf, pf = getattr(F, f"max_unpool{r}d"), getattr(pt, f"max_unpool{r}d")
-    # PyTorch CUDA's unpool checks indices with a device-side assert, which ends the process's CUDA context: a bad
-    # index goes to its CPU kernel, which raises.
+    # PyTorch CUDA's unpool checks indices with a device-side assert, which ends the process's CUDA context: an index
+    # outside the output plane (set above, or past a smaller output_size) goes to its CPU kernel, which raises.
+    plane = math.prod((osz or default)[-r:])
+    if idx.numel() and int(idx.max()) >= plane:
+        bad_index = True
     ref = call(tf, t_view.cpu(), idx.cpu(), k, s, p, osz) if bad_index else call(tf, t_view, idx, k, s, p, osz)
     got = call(pf, p_view, idx, k, s, p, osz)
     op = f"max_unpool{r}d"
