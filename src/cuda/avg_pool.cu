@@ -1,7 +1,6 @@
 // Average, Lp and mixed pooling on CUDA tensors.
 #include <algorithm>
 #include <initializer_list>
-#include <memory>
 #include <vector>
 
 #include "../backends.hpp"
@@ -47,15 +46,15 @@ bool avg_pool_forward(const Geometry& g, const AvgOptions& opt, const TensorView
   with_types(x.dtype, int32_ok({&x, &y}), [&](auto t, auto i) {
     using T = decltype(t);
     using I = decltype(i);
-    if (!route_is("notiled") && tiled2_eligible(g3, x, y, sizeof(T))) {
+    if (tiled2_eligible(g3, x, y, sizeof(T))) {
       constexpr int V = Vec16<T>::n;
       AvgForwardTiled2<T, I> f{g3, avg_params(opt), x.ptr<const T>(), y.ptr<T>(), I(g3.axes[2].out / V)};
       launch(f, I(y.numel() / V));
       return;
     }
     if constexpr (std::is_same_v<I, int32_t>)
-      if (!route_is("generic") && fast_axes_eligible(g3)) {
-        fast_avg_forward<T>(g3, opt, x, y, channel_lanes<T>({&x, &y}), route_is("r1") ? 1 : 4, launch_fast());
+      if (fast_axes_eligible(g3)) {
+        fast_avg_forward<T>(g3, opt, x, y, channel_lanes<T>({&x, &y}), 4, launch_fast());
         return;
       }
     AvgForward<T, I> f;
@@ -72,13 +71,9 @@ bool avg_pool_backward(const Geometry& g, const AvgOptions& opt, const TensorVie
     using T = decltype(t);
     using I = decltype(i);
     if constexpr (std::is_same_v<I, int32_t>)
-      if (!route_is("generic") && fast_axes_eligible(g3)) {
-        std::unique_ptr<Scratch> scratch;
-        fast_avg_backward<T>(g3, opt, dy, dx, channel_lanes<T>({&dy, &dx}), route_is("r1") ? 1 : 4,
-                             routed_scatter(scatters(g3, dx), g3, dx), launch_fast(), zero_dense, [&](size_t bytes) {
-                               scratch = std::make_unique<Scratch>(bytes);
-                               return scratch->p;
-                             });
+      if (fast_axes_eligible(g3)) {
+        fast_avg_backward<T>(g3, opt, dy, dx, channel_lanes<T>({&dy, &dx}), 4, scatters(g3, dx), launch_fast(),
+                             zero_dense);
         return;
       }
     AvgBackward<T, I> f;

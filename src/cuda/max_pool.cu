@@ -37,15 +37,15 @@ void forward(const Geometry& g, const double* samples, const TensorView& x, cons
   with_types(x.dtype, fits_int32(total, ts, 3), [&](auto t, auto i) {
     using T = decltype(t);
     using I = decltype(i);
-    if (!route_is("notiled") && !samples && tiled2_eligible(g3, x, y, sizeof(T)) && (!argmax.data || argmax.is_contiguous())) {
+    if (!samples && tiled2_eligible(g3, x, y, sizeof(T)) && (!argmax.data || argmax.is_contiguous())) {
       constexpr int V = Vec16<T>::n;
       MaxForwardTiled2<T, I> f{g3, x.ptr<const T>(), y.ptr<T>(), argmax_view(argmax), I(g3.axes[2].out / V)};
       launch(f, I(total / V));
       return;
     }
     if constexpr (std::is_same_v<I, int32_t>)
-      if (!route_is("generic") && !samples && fast_axes_eligible(g3)) {
-        fast_max_forward<T>(g3, x, y, argmax, channel_lanes<T>({&x, &y}), route_is("r1") ? 1 : 4, launch_fast());
+      if (!samples && fast_axes_eligible(g3)) {
+        fast_max_forward<T>(g3, x, y, argmax, channel_lanes<T>({&x, &y}), 4, launch_fast());
         return;
       }
     MaxForward<T, I> f;
@@ -72,9 +72,9 @@ void backward(const Geometry& g, const double* samples, const TensorView& dy, co
     using T = decltype(t);
     using I = decltype(i);
     if constexpr (std::is_same_v<I, int32_t>)
-      if (!route_is("generic") && !samples && argmax.data && fast_axes_eligible(g3)) {
-        fast_max_backward<T>(g3, dy, argmax, dx, err->get(), channel_lanes<T>({&dy, &dx}), route_is("r1") ? 1 : 4,
-                             routed_scatter(scatters(g3, dx), g3, dx), launch_fast(), zero_dense);
+      if (!samples && argmax.data && fast_axes_eligible(g3)) {
+        fast_max_backward<T>(g3, dy, argmax, dx, err->get(), channel_lanes<T>({&dy, &dx}), 4,
+                             scatters(g3, dx), launch_fast(), zero_dense);
         return;
       }
     MaxBackward<T, I> f;

@@ -3,12 +3,10 @@
 // checks, the device error flag, stream-ordered scratch memory and the dtype / index-type switches.
 #include <cuda_runtime.h>
 
-#include <cstdlib>
 #include <memory>
 #include <stdexcept>
 #include <string>
 
-#include "fast_kernels.hpp"
 #include "indexing.hpp"
 #include "poolkit/error.hpp"
 #include "stream.hpp"
@@ -16,14 +14,6 @@
 namespace poolkit::cuda::detail {
 
 inline cudaStream_t stream() { return static_cast<cudaStream_t>(current_stream()); }
-
-// MEASUREMENT ONLY (to be removed): POOLKIT_CUDA_ROUTE, a comma-separated list: generic (no fast kernels), notiled
-// (no tiled path), r1 (no runs), gather (no scatter), scatterbig (scatter large channels-first windows too),
-// oldflag (the error flag in device memory).
-inline bool route_is(const char* r) {
-  static const std::string env = "," + std::string(std::getenv("POOLKIT_CUDA_ROUTE") ? std::getenv("POOLKIT_CUDA_ROUTE") : "") + ",";
-  return env.find("," + std::string(r) + ",") != std::string::npos;
-}
 
 inline void check(cudaError_t e, const char* what) {
   if (e != cudaSuccess) throw std::runtime_error(std::string("poolkit: CUDA ") + what + ": " + cudaGetErrorString(e));
@@ -48,13 +38,6 @@ void launch(const F& f, I total) {
 inline auto launch_fast() {
   return [](const auto& f, int64_t threads) { launch(f, int32_t(threads)); };
 }
-// MEASUREMENT ONLY: the scatter choice under POOLKIT_CUDA_ROUTE's gather / scatterbig.
-inline bool routed_scatter(bool chosen, const Geometry& g3, const TensorView& dx) {
-  if (route_is("gather")) return false;
-  if (route_is("scatterbig")) return windows_disjoint(g3) && (windows_cover(g3) || dense(dx));
-  return chosen;
-}
-
 inline void zero_dense(const TensorView& t) {
   check(cudaMemsetAsync(t.data, 0, size_t(t.numel()) * size_t(dtype_size(t.dtype)), stream()), "cudaMemsetAsync");
 }
@@ -94,7 +77,7 @@ struct ErrorFlag {
       }
     };
     thread_local Mapped mapped;
-    if (mapped.host && !route_is("oldflag")) {
+    if (mapped.host) {
       host = mapped.host;
       dev = mapped.dev;
       *host = 0;

@@ -455,14 +455,7 @@ void check_avg(const Case& k, Layout layout, AvgOptions opt) {
         if (scatter && !scatters(g3, dx2)) continue;
         for (auto [lanes, len] : thread_shapes<T>({&dyl.view(), &dx2.view()})) {
           dx2 = poisoned_like(dtype_of<T>(), k.xs, layout);
-          struct alignas(64) Block {
-            char b[64];
-          };
-          std::vector<Block> scaled;  // aligned as the device's allocations, for the lanes' vector loads
-          fast_avg_backward<T>(g3, opt, dyl, dx2, lanes, len, scatter, run_fast, zero_fast, [&](size_t bytes) {
-            scaled.resize(bytes / 64 + 1);
-            return static_cast<void*>(scaled.data());
-          });
+          fast_avg_backward<T>(g3, opt, dyl, dx2, lanes, len, scatter, run_fast, zero_fast);
           EXPECT_TRUE(bits_equal(dx2, dx_ref)) << "fast, lanes " << lanes << " run " << len << " scatter " << scatter;
         }
       }

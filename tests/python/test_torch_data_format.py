@@ -49,16 +49,16 @@ SHAPES = {1: (2, 3, 9), 2: (2, 3, 7, 6), 3: (2, 3, 4, 5, 4)}
 def test_channels_last_results_and_gradients(name):
     ours, theirs, r = OPS[name]
     x = _x(SHAPES[r], 11, positive=name.startswith("lp"))
-    xt = x.clone().requires_grad_()
+    xt = x.cpu().clone().requires_grad_()  # PyTorch's side on its CPU kernels, the oracle on a GPU too (oracle.py)
     xl = to_last(x).clone().requires_grad_()  # (N, spatial..., C)
     want = theirs(xt)
     got = ours(xl, data_format="channels_last")
     assert got.shape == to_last(want).shape
-    assert (close if name in INEXACT_OUTPUT else torch.equal)(to_first(got), want)
+    assert (close if name in INEXACT_OUTPUT else torch.equal)(to_first(got).cpu(), want)
     dy = _x(tuple(want.shape), 12)
-    want.backward(dy)
+    want.backward(dy.cpu())
     got.backward(to_last(dy))
-    assert (close if name in INEXACT_GRAD else torch.equal)(to_first(xl.grad), xt.grad)
+    assert (close if name in INEXACT_GRAD else torch.equal)(to_first(xl.grad).cpu(), xt.grad)
 
 
 @pytest.mark.parametrize("r", [1, 2, 3])

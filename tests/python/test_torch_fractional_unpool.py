@@ -10,7 +10,7 @@ import poolkit.torch as pt
 import poolkit.torch.nn  # noqa: F401  (the modules, as pt.nn)
 from max_pair import check_max_pair
 from oracle import (DEVICE, DTYPES, Refused, as_torch, bits_equal, call, leaf_and_view, logical_grad, new_rng,
-                    random_layout, unbatched_shape, values)
+                    oracle_leaf_and_view, random_layout, unbatched_shape, values)
 
 
 @pytest.mark.parametrize("case", range(250))
@@ -79,8 +79,8 @@ def test_fractional_output_size_zero(r, kw, layout, tally):
     base = torch.arange(2 * 3 * 6 ** r, dtype=torch.float32).reshape((2, 3) + (6,) * r)
     samples = torch.rand(2, 3, r, generator=torch.Generator(DEVICE).manual_seed(r))
     tf, pf = getattr(F, f"fractional_max_pool{r}d"), getattr(pt, f"fractional_max_pool{r}d")
-    t_leaf, t_view = leaf_and_view(base, layout)
-    y, idx = tf(t_view, 2, return_indices=True, _random_samples=samples, **kw)
+    t_leaf, t_view = oracle_leaf_and_view(base, layout)
+    y, idx = tf(t_view, 2, return_indices=True, _random_samples=samples.cpu(), **kw)
     assert y.numel() == 0  # the case is what it says
     y.sum().backward()
     for return_indices in (True, False):

@@ -56,8 +56,8 @@ def cases(r):
     ]
     if r > 1:
         out.append(("fractional", lambda x: pt.__dict__[f"fractional_max_pool{r}d"](
-            x, 2, output_size=3, _random_samples=s[:x.shape[0], :x.shape[1]].to(x.dtype)),
-            lambda x: F.__dict__[f"fractional_max_pool{r}d"](x, 2, output_size=3, _random_samples=s[:x.shape[0], :x.shape[1]].to(x.dtype))))
+            x, 2, output_size=3, _random_samples=s[:x.shape[0], :x.shape[1]].to(x)),
+            lambda x: F.__dict__[f"fractional_max_pool{r}d"](x, 2, output_size=3, _random_samples=s[:x.shape[0], :x.shape[1]].to(x))))
     return out
 
 
