@@ -11,7 +11,8 @@
 
 // The forwards' innermost tap loops unrolled on the device where a thread takes one or two channels, so that it has
 // several loads in flight (on the H200: NCHW forwards 1-5 % faster, seed NHWC average 10 %; with 16-byte lanes
-// the unrolled loops were 15-30 % slower).
+// the unrolled loops were 15-30 % slower). The loop is written out in both forms, its body a macro, because a
+// lambda body changes the machine code of both from the kernels that were timed (bench/RESULTS-gpu.md).
 #ifdef __CUDA_ARCH__
 #define POOLKIT_UNROLL_TAPS _Pragma("unroll 4")
 #else
@@ -46,6 +47,19 @@ POOLKIT_HD inline void each_of_run(Idx5<int32_t> q, int32_t end, F&& one) {
   }
 }
 
+// One tap of the max forward (the loop around it is written twice: see POOLKIT_UNROLL_TAPS).
+#define POOLKIT_MAX_TAP                                                       \
+  {                                                                           \
+    Lanes<T, L> v = load_lanes<L>(x, q, p0, p1, t2.origin + j2 * t2.step);    \
+    for (int l = 0; l < L; ++l) {                                             \
+      A val = A(v.v[l]);                                                      \
+      if (local[l] < 0 || val > best[l] || is_nan(val)) {                     \
+        if (val > best[l] || is_nan(val)) best[l] = val;                      \
+        local[l] = row + j2;                                                  \
+      }                                                                       \
+    }                                                                         \
+  }
+
 template <class T, int L, int R>
 struct FastMaxForward {
   FastGeometry g;
@@ -73,24 +87,12 @@ struct FastMaxForward {
       int32_t p0 = t0.origin + j0 * t0.step;
       for (int32_t j1 = t1.first; j1 < t1.last; ++j1) {
         int32_t p1 = t1.origin + j1 * t1.step, row = (j0 * g.ax[1].kernel + j1) * g.ax[2].kernel;
-#define POOLKIT_MAX_TAP                                                       \
-  {                                                                           \
-    Lanes<T, L> v = load_lanes<L>(x, q, p0, p1, t2.origin + j2 * t2.step);    \
-    for (int l = 0; l < L; ++l) {                                             \
-      A val = A(v.v[l]);                                                      \
-      if (local[l] < 0 || val > best[l] || is_nan(val)) {                     \
-        if (val > best[l] || is_nan(val)) best[l] = val;                      \
-        local[l] = row + j2;                                                  \
-      }                                                                       \
-    }                                                                         \
-  }
         if constexpr (L <= 2) {
           POOLKIT_UNROLL_TAPS
           for (int32_t j2 = t2.first; j2 < t2.last; ++j2) POOLKIT_MAX_TAP
         } else {
           for (int32_t j2 = t2.first; j2 < t2.last; ++j2) POOLKIT_MAX_TAP
         }
-#undef POOLKIT_MAX_TAP
       }
     }
     Lanes<T, L> out;
@@ -108,6 +110,7 @@ struct FastMaxForward {
     }
   }
 };
+#undef POOLKIT_MAX_TAP
 
 // dx from the saved argmax (either form, checked by FastArgmaxCheck): the sum, in increasing output order, of dy
 // over the covering windows whose argmax is this cell.
@@ -251,6 +254,14 @@ POOLKIT_HD inline int64_t fast_divisor(const FastGeometry& g, const Taps<int32_t
          g.ax[2].divisor(t[2], include_pad);
 }
 
+// One tap of the average's forward (the loop around it is written twice: see POOLKIT_UNROLL_TAPS).
+#define POOLKIT_AVG_TAP                                                                                          \
+  {                                                                                                              \
+    Lanes<T, L> v = load_lanes<L>(x, q, t[0].origin + j0 * t[0].step, t[1].origin + j1 * t[1].step,             \
+                                  t[2].origin + j2 * t[2].step);                                                 \
+    for (int l = 0; l < L; ++l) sum[l] += A(v.v[l]);                                                             \
+  }
+
 template <class T, int L, int R>
 struct FastAvgForward {
   FastGeometry g;
@@ -273,25 +284,19 @@ struct FastAvgForward {
     for (int l = 0; l < L; ++l) sum[l] = 0;
     for (int32_t j0 = t[0].first; j0 < t[0].last; ++j0)
       for (int32_t j1 = t[1].first; j1 < t[1].last; ++j1)
-#define POOLKIT_AVG_TAP                                                                                          \
-  {                                                                                                              \
-    Lanes<T, L> v = load_lanes<L>(x, q, t[0].origin + j0 * t[0].step, t[1].origin + j1 * t[1].step,             \
-                                  t[2].origin + j2 * t[2].step);                                                 \
-    for (int l = 0; l < L; ++l) sum[l] += A(v.v[l]);                                                             \
-  }
         if constexpr (L <= 2) {
           POOLKIT_UNROLL_TAPS
           for (int32_t j2 = t[2].first; j2 < t[2].last; ++j2) POOLKIT_AVG_TAP
         } else {
           for (int32_t j2 = t[2].first; j2 < t[2].last; ++j2) POOLKIT_AVG_TAP
         }
-#undef POOLKIT_AVG_TAP
     A div = A(fast_divisor(g, t, include_pad, override_div));
     Lanes<T, L> out;
     for (int l = 0; l < L; ++l) out.v[l] = T(sum[l] / div);
     store_lanes(y, q, q.a, q.b, q.d, out);
   }
 };
+#undef POOLKIT_AVG_TAP
 
 template <class T, int L, int R>
 struct FastAvgBackward {
