@@ -10,9 +10,10 @@
 #include "poolkit/options.hpp"
 
 // The forwards' innermost tap loops unrolled on the device where a thread takes one or two channels, so that it has
-// several loads in flight (on the H200: NCHW forwards 1-5 % faster, seed NHWC average 10 %; with 16-byte lanes
-// the unrolled loops were 15-30 % slower). The loop is written out in both forms, its body a macro, because a
-// lambda body changes the machine code of both from the kernels that were timed (bench/RESULTS-gpu.md).
+// several loads in flight (on the H200: channels-first forwards 0-5 % faster, the seed's NHWC average 10 %; with
+// 16-byte lanes it was 2-30 % slower on eight of nine rows). The loop is written out in both forms, its body a
+// macro, because a lambda body changes the machine code of both from the kernels that were timed
+// (bench/RESULTS-gpu.md).
 #ifdef __CUDA_ARCH__
 #define POOLKIT_UNROLL_TAPS _Pragma("unroll 4")
 #else
