@@ -6,8 +6,8 @@
 // avg_kernels.hpp: same taps in the same order, same comparisons and sums.
 #include <type_traits>
 
+#include "avg_kernels.hpp"
 #include "fast_axes.hpp"
-#include "poolkit/options.hpp"
 
 // The forwards' innermost tap loops unrolled on the device where a thread takes one or two channels, so that it has
 // several loads in flight (on the H200: channels-first forwards 0-5 % faster, the seed's NHWC average 10 %; with
@@ -266,8 +266,7 @@ POOLKIT_HD inline int64_t fast_divisor(const FastGeometry& g, const Taps<int32_t
 template <class T, int L, int R>
 struct FastAvgForward {
   FastGeometry g;
-  bool include_pad = true;
-  int64_t override_div = 0;
+  AvgParams opt;
   View5<const T, int32_t> x;
   View5<T, int32_t> y;
   FastWalk walk;  // over y
@@ -291,7 +290,7 @@ struct FastAvgForward {
         } else {
           for (int32_t j2 = t[2].first; j2 < t[2].last; ++j2) POOLKIT_AVG_TAP
         }
-    A div = A(fast_divisor(g, t, include_pad, override_div));
+    A div = A(fast_divisor(g, t, opt.include_pad, opt.override_div));
     Lanes<T, L> out;
     for (int l = 0; l < L; ++l) out.v[l] = T(sum[l] / div);
     store_lanes(y, q, q.a, q.b, q.d, out);
@@ -302,8 +301,7 @@ struct FastAvgForward {
 template <class T, int L, int R>
 struct FastAvgBackward {
   FastGeometry g;
-  bool include_pad = true;
-  int64_t override_div = 0;
+  AvgParams opt;
   View5<const T, int32_t> dy;
   View5<T, int32_t> dx;
   FastWalk walk;  // over dx
@@ -329,7 +327,7 @@ struct FastAvgBackward {
         for (int32_t o2 = c2.begin; o2 < c2.end; ++o2) {
           t[2] = g.ax[2].taps(o2);
           if (g.ax[2].tap_of(t[2], q.d) < 0) continue;
-          A div = A(fast_divisor(g, t, include_pad, override_div));
+          A div = A(fast_divisor(g, t, opt.include_pad, opt.override_div));
           Lanes<T, L> gy = load_lanes<L>(dy, q, o0, o1, o2);
           for (int l = 0; l < L; ++l) sum[l] += A(gy.v[l]) / div;
         }
@@ -346,8 +344,7 @@ struct FastAvgBackward {
 template <class T, int L>
 struct FastAvgScatter {
   FastGeometry g;
-  bool include_pad = true;
-  int64_t override_div = 0;
+  AvgParams opt;
   View5<const T, int32_t> dy;
   View5<T, int32_t> dx;
   FastWalk walk;  // over dy
@@ -357,7 +354,7 @@ struct FastAvgScatter {
     Idx5<int32_t> q = walk.at(i, L, 1);
     Taps<int32_t> t[3] = {g.ax[0].taps(q.a), g.ax[1].taps(q.b), g.ax[2].taps(q.d)};
     Lanes<T, L> gy = load_lanes<L>(dy, q, q.a, q.b, q.d), out;
-    A div = A(fast_divisor(g, t, include_pad, override_div));
+    A div = A(fast_divisor(g, t, opt.include_pad, opt.override_div));
     for (int l = 0; l < L; ++l) {
       A s = 0;  // as the gather's sum over the one covering window
       s += A(gy.v[l]) / div;
@@ -443,8 +440,8 @@ void fast_avg_forward(const Geometry& g3, const AvgOptions& opt, const TensorVie
     constexpr int L = decltype(l)::value, R = decltype(r)::value;
     int64_t threads = 0;
     FastWalk walk = fast_walk(y, L, R, &threads);
-    run(FastAvgForward<T, L, R>{fast_geometry(g3), opt.count_include_pad, opt.divisor_override.value_or(0),
-                                view5<const T, int32_t>(x), view5<T, int32_t>(y), walk}, threads);
+    run(FastAvgForward<T, L, R>{fast_geometry(g3), avg_params(opt), view5<const T, int32_t>(x),
+                                view5<T, int32_t>(y), walk}, threads);
   });
 }
 
@@ -452,19 +449,18 @@ template <class T, class Run, class Zero>
 void fast_avg_backward(const Geometry& g3, const AvgOptions& opt, const TensorView& dy, const TensorView& dx,
                        int lanes, int len, bool scatter, Run&& run, Zero&& zero) {
   if (scatter && !windows_cover(g3)) zero(dx);
-  const bool pad = opt.count_include_pad;
-  const int64_t div = opt.divisor_override.value_or(0);
+  const AvgParams p = avg_params(opt);
   with_thread_shape<T>(lanes, scatter ? 1 : len, [&](auto l, auto r) {
     constexpr int L = decltype(l)::value, R = decltype(r)::value;
     int64_t threads = 0;
     if (scatter) {
       FastWalk walk = fast_walk(dy, L, 1, &threads);
-      run(FastAvgScatter<T, L>{fast_geometry(g3), pad, div, view5<const T, int32_t>(dy), view5<T, int32_t>(dx), walk},
+      run(FastAvgScatter<T, L>{fast_geometry(g3), p, view5<const T, int32_t>(dy), view5<T, int32_t>(dx), walk},
           threads);
     } else {
       FastWalk walk = fast_walk(dx, L, R, &threads);
-      run(FastAvgBackward<T, L, R>{fast_geometry(g3), pad, div, view5<const T, int32_t>(dy), view5<T, int32_t>(dx),
-                                   walk}, threads);
+      run(FastAvgBackward<T, L, R>{fast_geometry(g3), p, view5<const T, int32_t>(dy), view5<T, int32_t>(dx), walk},
+          threads);
     }
   });
 }
