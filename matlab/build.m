@@ -9,6 +9,9 @@
 pk_here = fileparts(mfilename('fullpath'));
 pk_root = fileparts(pk_here);
 pk_lib = getenv('POOLKIT_BUILD_DIR');
+if ~isempty(pk_lib) && ~any(pk_lib(1) == '/\') && isempty(regexp(pk_lib, '^[A-Za-z]:', 'once'))
+  pk_lib = fullfile(pk_root, pk_lib);  % a relative path names a folder under the repository root
+end
 if isempty(pk_lib)
   for pk_dir = {'release', 'dev', 'matlab'}
     if exist(fullfile(pk_root, 'build', pk_dir{1}, 'src', 'libpoolkit.a'), 'file')
@@ -27,7 +30,7 @@ if isempty(pk_lib)
 end
 fprintf('build.m: linking against %s\n', fullfile(pk_lib, 'src', 'libpoolkit.a'));
 pk_src = fullfile(pk_here, 'src', {'pkmex.cpp', 'mx_args.cpp', 'pool_plan.cpp', 'window_index.cpp', ...
-                                 'retain_memory.cpp'});
+                                 'linear_rows.cpp', 'retain_memory.cpp'});
 pk_flags = {['-I' fullfile(pk_root, 'include')], ['-L' fullfile(pk_lib, 'src')], '-lpoolkit', '-lhwy', '-lgomp', ...
             '-lpthread'};
 pk_out = fullfile(pk_here, '+poolkit', 'pkmex');

@@ -175,16 +175,15 @@ void maxpool(int nlhs, mxArray** plhs, int nrhs, const mxArray** prhs, Outputs& 
     } else {
       mxArray* I = out.add(uninit(p.ydims, mxDOUBLE_CLASS));
       double* ix = static_cast<double*>(mxGetData(I));
-      // The compact form (the fast forward's), then MATLAB's indices from it in one pass, the offsets summed in
-      // doubles. The taps live in the core's cached memory: warm pages from the second call on.
+      // The compact form (the fast forward's), then MATLAB's indices from it in one pass (WindowIndex::linear).
+      // The taps live in the core's cached memory: warm pages from the second call on.
       size_t width = at == DType::u8 ? 1 : at == DType::i16 ? 2 : 4;
       std::unique_ptr<void, void (*)(void*)> taps(poolkit::allocate(size_t(p.ynumel) * width), poolkit::release);
       poolkit::max_pool_forward(p.g, xv, yv, p.y_view(taps.get(), at));
       WindowIndex wi(p);
-      auto linear = [&](auto tp) { wi.for_each<double>(tp, true, [&](int64_t y, double x) { ix[y] = x + 1; }); };
-      if (at == DType::u8) linear(static_cast<const uint8_t*>(taps.get()));
-      else if (at == DType::i16) linear(static_cast<const int16_t*>(taps.get()));
-      else linear(static_cast<const int32_t*>(taps.get()));
+      if (at == DType::u8) wi.linear(static_cast<const uint8_t*>(taps.get()), ix);
+      else if (at == DType::i16) wi.linear(static_cast<const int16_t*>(taps.get()), ix);
+      else wi.linear(static_cast<const int32_t*>(taps.get()), ix);
     }
   }
   out.release(plhs);

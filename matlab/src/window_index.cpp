@@ -1,5 +1,10 @@
 #include "window_index.hpp"
 
+#include <algorithm>
+#include <limits>
+
+#include "linear_rows.hpp"
+
 namespace pkmex {
 
 WindowIndex::WindowIndex(const Plan& p)
@@ -43,6 +48,33 @@ WindowIndex::WindowIndex(const Plan& p)
   for (const auto& c : t.coord) double_tables_.coord.push_back(as_double(c));
   double_tables_.tap = as_double(t.tap);
   double_tables_.lead = as_double(t.lead);
+  // the largest offset a vector row sums in int32 (offsets are never negative: no window reaches the padding)
+  const int64_t widest = *std::max_element(t.lead.begin(), t.lead.end()) + *std::max_element(t.tap.begin(), t.tap.end());
+  vector_rows_ = !check_ && cells <= 8 && widest <= std::numeric_limits<int32_t>::max() && have_avx2();
+  if (vector_rows_) {
+    lead32_.assign(t.lead.begin(), t.lead.end());
+    for (int64_t k = 0; k < cells; ++k) tap8_[k] = int32_t(t.tap[k]);
+  }
 }
+
+template <class Tap>
+void WindowIndex::linear(const Tap* taps, double* ix) const {
+  if constexpr (std::is_same_v<Tap, uint8_t>) {
+    if (vector_rows_) {
+      walk_rows<double>(
+          true,
+          [&](int64_t y0, int64_t inner, double base, const double*, int64_t*) {
+            linear_row_avx2(taps + y0, inner, base + 1, lead32_.data(), tap8_, ix + y0);
+          },
+          [] { stream_fence(); });
+      return;
+    }
+  }
+  for_each<double>(taps, true, [&](int64_t y, double x) { ix[y] = x + 1; });
+}
+
+template void WindowIndex::linear(const uint8_t*, double*) const;
+template void WindowIndex::linear(const int16_t*, double*) const;
+template void WindowIndex::linear(const int32_t*, double*) const;
 
 }  // namespace pkmex

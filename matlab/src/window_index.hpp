@@ -24,9 +24,46 @@ class WindowIndex {
   template <class Off = int64_t, class Tap, class F>
   void for_each(const Tap* taps, bool parallel, F&& f) const {
     const Tables<Off>& tab = tables<Off>();
+    const Off* tap_offset = tab.tap.data();
+    const uint64_t cells = uint64_t(window_cells());
+    walk_rows<Off>(parallel, [&](int64_t y0, int64_t inner, Off base, const Off* inner_offset, int64_t* origin) {
+      const Tap* row = taps + y0;
+      if (!check_) {  // (no window reaches the padding: a tap is valid when it names a cell of the window)
+        for (int64_t k = 0; k < inner; ++k) {
+          const int64_t t = int64_t(row[k]);
+          f(y0 + k, uint64_t(t) < cells ? base + inner_offset[k] + tap_offset[t] : Off(-1));
+        }
+        return;
+      }
+      for (int64_t k = 0; k < inner; ++k) {
+        const int64_t t = int64_t(row[k]);
+        if (axis_of_[0] >= 0) origin[axis_of_[0]] = coord_origin_[0][k];
+        bool ok = uint64_t(t) < cells;
+        for (int a = 0; ok && a < rank_; ++a) {
+          const int64_t pos = origin[a] + tap_pos_[t * rank_ + a];
+          ok = pos >= 0 && pos < in_[a];
+        }
+        f(y0 + k, ok ? base + inner_offset[k] + tap_offset[t] : Off(-1));
+      }
+    }, [] {});
+  }
+
+  // ix[y] = 1 + the offset in X of tap taps[y] for every output y: MATLAB's linear indices from the forward's own
+  // taps (each names a cell of X). Threads split the outputs.
+  template <class Tap>
+  void linear(const Tap* taps, double* ix) const;
+
+ private:
+  // row(y0, inner, base, inner_offset, origin) for each row of outputs [y0, y0 + inner): output y0 + k lies at
+  // offset base + inner_offset[k] of X; origin holds the window origin of the row's pooled dimensions but the
+  // first. Threads (when `parallel`) take rows in order, and each calls done() after its last.
+  template <class Off, class Row, class Done>
+  void walk_rows(bool parallel, Row&& row, Done&& done) const {
+    const Tables<Off>& tab = tables<Off>();
     // a row: the leading dimensions merged (lead_ of them) where taps need no check, else dimension 0 alone
     const size_t first = check_ ? 1 : lead_, nd = ydims_.size();
     const int64_t inner = check_ ? ydims_[0] : int64_t(tab.lead.size()), outer = total_ / inner;
+    const Off* inner_offset = check_ ? tab.coord[0].data() : tab.lead.data();
     const int threads = poolkit::num_threads();  // poolkit's thread count, as the other MEX loops
     std::vector<int64_t> coords(size_t(threads) * nd);  // allocated here: nothing throws below
 #pragma omp parallel num_threads(threads) if (parallel && outer > 1)
@@ -43,28 +80,8 @@ class WindowIndex {
         base += tab.coord[i][coord[i]];
         if (axis_of_[i] >= 0) origin[axis_of_[i]] = coord_origin_[i][coord[i]];
       }
-      const Off* inner_offset = check_ ? tab.coord[0].data() : tab.lead.data();
-      const Off* tap_offset = tab.tap.data();
-      const uint64_t cells = uint64_t(window_cells());
       for (int64_t q = q0; q < q1; ++q) {
-        const Tap* row = taps + q * inner;
-        if (!check_) {  // (no window reaches the padding: a tap is valid when it names a cell of the window)
-          for (int64_t k = 0; k < inner; ++k) {
-            const int64_t t = int64_t(row[k]);
-            f(q * inner + k, uint64_t(t) < cells ? base + inner_offset[k] + tap_offset[t] : Off(-1));
-          }
-        } else {
-          for (int64_t k = 0; k < inner; ++k) {
-            const int64_t t = int64_t(row[k]);
-            if (axis_of_[0] >= 0) origin[axis_of_[0]] = coord_origin_[0][k];
-            bool ok = uint64_t(t) < cells;
-            for (int a = 0; ok && a < rank_; ++a) {
-              const int64_t pos = origin[a] + tap_pos_[t * rank_ + a];
-              ok = pos >= 0 && pos < in_[a];
-            }
-            f(q * inner + k, ok ? base + inner_offset[k] + tap_offset[t] : Off(-1));
-          }
-        }
+        row(q * inner, inner, base, inner_offset, origin);
         for (size_t i = first; i < nd; ++i) {  // the next row: dimension i counts on, carrying into i + 1
           base -= tab.coord[i][coord[i]];
           coord[i] = coord[i] + 1 == ydims_[i] ? 0 : coord[i] + 1;
@@ -73,10 +90,10 @@ class WindowIndex {
           if (coord[i]) break;
         }
       }
+      done();
     }
   }
 
- private:
   int rank_;
   bool check_;                                     // windows reach into the padding: check each tap
   int64_t total_;
@@ -96,6 +113,11 @@ class WindowIndex {
   };
   static constexpr int64_t kLeadCells = 4096;
   size_t lead_ = 1;
+  // linear()'s AVX2 rows (linear_rows.hpp): unchecked walks over windows of at most 8 cells whose offsets in a
+  // row fit int32, here in int32.
+  bool vector_rows_ = false;
+  std::vector<int32_t> lead32_;
+  int32_t tap8_[8] = {};
   Tables<int64_t> int_tables_;
   Tables<double> double_tables_;
   template <class Off>
