@@ -18,6 +18,7 @@
 #include <cstring>
 #include <limits>
 
+#include "linear_rows.hpp"
 #include "poolkit/threads.hpp"
 
 namespace pkmex {
@@ -54,7 +55,9 @@ int64_t scatter_ordered(const double* ix, int64_t count, const T* src, T* dst, i
   return first_bad(bad);
 }
 
-// The same scatter by slabs (count and n both multiples of slabs). Returns false, having written dst only
+constexpr int64_t kChunk = 512;  // a slab's indices checked and turned into offsets this many at a time
+
+// The same scatter by slabs (count and n both multiples of slabs, slabs of under 2^31 elements). Returns false, having written dst only
 // partly, when some index leaves its slab (the caller then scatters the ordered way); else true, with *bad the
 // first invalid entry of ix or -1.
 template <bool Add, class T>
@@ -65,20 +68,23 @@ bool scatter_slabs(const double* ix, int64_t count, const T* src, T* dst, int64_
 #pragma omp parallel for schedule(static) reduction(min : first) num_threads(poolkit::num_threads())
   for (int64_t s = 0; s < slabs; ++s) {
     if (crossed.load(std::memory_order_relaxed)) continue;
-    const double *xs = ix + s * in, lo = double(s * out), hi = double(s * out + out);
+    const double *xs = ix + s * in, lo = double(s * out);
     const T* from = src + s * in;
     T* to = dst + s * out;
     std::memset(static_cast<void*>(to), 0, size_t(out) * sizeof(T));  // zeroed and filled while in the cache
-    for (int64_t i = 0; i < in; ++i) {
-      const double d = xs[i];
-      if (!(d > lo && d <= hi && d == double(int64_t(d)))) {  // outside this slab, or not an index at all
-        if (valid_linear(d, n)) crossed.store(true, std::memory_order_relaxed);
+    int32_t offs[kChunk];
+    for (int64_t i = 0; i < in;) {
+      const int64_t c = std::min(kChunk, in - i), m = slab_offsets(xs + i, c, lo + 1, out, offs);
+      for (int64_t j = 0; j < m; ++j) {
+        if constexpr (Add) to[offs[j]] += from[i + j];
+        else to[offs[j]] = from[i + j];
+      }
+      i += m;
+      if (m < c) {  // xs[i] is outside this slab, or not an index at all
+        if (valid_linear(xs[i], n)) crossed.store(true, std::memory_order_relaxed);
         else first = std::min(first, s * in + i);  // the slab's first invalid entry: the call fails
         break;
       }
-      const int64_t o = int64_t(d) - 1 - s * out;
-      if constexpr (Add) to[o] += from[i];
-      else to[o] = from[i];
     }
   }
   *bad = first_bad(first);
@@ -90,7 +96,8 @@ bool scatter_slabs(const double* ix, int64_t count, const T* src, T* dst, int64_
 template <bool Add, class T>
 int64_t scatter_linear(const double* ix, int64_t count, const T* src, T* dst, int64_t n, int64_t slabs) {
   int64_t bad = -1;
-  if (slabs > 1 && count % slabs == 0 && n % slabs == 0 && scatter_slabs<Add>(ix, count, src, dst, n, slabs, &bad))
+  if (slabs > 1 && count % slabs == 0 && n % slabs == 0 && n / slabs <= std::numeric_limits<int32_t>::max() &&
+      scatter_slabs<Add>(ix, count, src, dst, n, slabs, &bad))
     return bad;
   return scatter_ordered<Add>(ix, count, src, dst, n);
 }

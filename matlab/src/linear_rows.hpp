@@ -1,7 +1,8 @@
 #pragma once
-// A row of MATLAB linear indices from the forward's window taps, by AVX2 where the machine has it: the seed's
-// conversion wrote 64 MiB of doubles through the cache (a read for ownership of every line) with a table load
-// per output; here eight outputs take one permute of an eight-entry tap table and two streamed stores.
+// MATLAB's linear indices in bulk, by AVX2 where the machine has it. A row of them from the forward's window
+// taps: the seed's conversion wrote 64 MiB of doubles through the cache (a read for ownership of every line)
+// with a table load per output; here eight outputs take one permute of an eight-entry tap table and two streamed
+// stores. And a scatter's indices checked four at a time and turned into offsets in its slab.
 #include <cstdint>
 
 namespace pkmex {
@@ -16,5 +17,9 @@ bool have_avx2();
 void linear_row_avx2(const uint8_t* taps, int64_t n, double base, const int32_t* lead, const int32_t* tap,
                      double* out);
 void stream_fence();
+
+// offs[i] = xs[i] - first for the leading entries of xs[0..n) that are first + a whole number in [0, out);
+// returns how many (n when all are). By AVX2 where the machine has it. out <= 2^31 - 1.
+int64_t slab_offsets(const double* xs, int64_t n, double first, int64_t out, int32_t* offs);
 
 }  // namespace pkmex

@@ -49,6 +49,8 @@ cases = {
   'poolkit:badIndex', 'indx', @() poolkit.maxunpool(Y, max(I - 0.5, 1.5), s);  % in range, not whole
   'poolkit:badIndex', 'indx', @() poolkit.maxpool_backward(Y, max(I - 0.5, 1.5), s);
   'poolkit:badIndex', 'indx', @() poolkit.maxunpool_backward(X, max(I - 0.5, 1.5));
+  'poolkit:badIndex', 'indx', @() poolkit.maxunpool(Y, nudged(I, 6), s);  % one entry not whole, inside its batch
+  'poolkit:badIndex', 'indx', @() poolkit.maxpool_backward(Y, nudged(I, 6), s);
   bad, 'outputSize', @() poolkit.maxunpool(Y, I, [4 -4 2 3]);
   bad, 'inputSize', @() poolkit.maxpool_backward(Y, Ic, setfield(info, 'InputSize', [0 4 2 3]));
   bad, 'indx', @() poolkit.maxunpool(Y, int16(Ic), info);
@@ -81,4 +83,10 @@ for k = 1:size(cases, 1)
   end
   check(raised, 'case %d (%s): no error raised', k, arg);
 end
+end
+
+function J = nudged(I, k)
+% I with entry k half a cell lower: in range, inside its batch's part of X, not a whole number.
+J = I;
+J(k) = J(k) - 0.5;
 end
