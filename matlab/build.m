@@ -5,7 +5,8 @@
 % The library (libpoolkit.a and its headers): the build directory named by the environment variable
 % POOLKIT_BUILD_DIR (a relative path from the repository root), else the first of build/release, build/dev,
 % build/matlab (under the repository root) that holds src/libpoolkit.a; when there is none, cmake configures and
-% builds the library in build/matlab (CPU only, no tests). It needs Highway (libhwy) and OpenMP (libgomp), as the library does.
+% builds the library in build/matlab (CPU only, no tests). It needs Highway (libhwy) and OpenMP (libgomp), as the
+% library does.
 pk_here = fileparts(mfilename('fullpath'));
 pk_root = fileparts(pk_here);
 pk_lib = getenv('POOLKIT_BUILD_DIR');
