@@ -57,9 +57,9 @@ int64_t scatter_ordered(const double* ix, int64_t count, const T* src, T* dst, i
 
 constexpr int64_t kChunk = 512;  // a slab's indices checked and turned into offsets this many at a time
 
-// The same scatter by slabs (count and n both multiples of slabs, slabs of under 2^31 elements). Returns false, having written dst only
-// partly, when some index leaves its slab (the caller then scatters the ordered way); else true, with *bad the
-// first invalid entry of ix or -1.
+// The same scatter by slabs (count and n both multiples of slabs, slabs of under 2^31 elements). Returns false,
+// having written dst only partly, when some index leaves its slab (the caller then scatters the ordered way); else
+// true, with *bad the first invalid entry of ix or -1.
 template <bool Add, class T>
 bool scatter_slabs(const double* ix, int64_t count, const T* src, T* dst, int64_t n, int64_t slabs, int64_t* bad) {
   const int64_t in = count / slabs, out = n / slabs;

@@ -29,7 +29,7 @@ __attribute__((target("avx2"))) void linear_row_avx2(const uint8_t* taps, int64_
                                                      const int32_t* lead, const int32_t* tap, double* out) {
   auto one = [&](int64_t k) { out[k] = base + double(lead[k] + tap[taps[k] < 7 ? taps[k] : 7]); };
   int64_t k = 0;
-  for (; k < n && (reinterpret_cast<uintptr_t>(out + k) & 31); ++k) one(k);  // up to the first 32-byte line part
+  for (; k < n && (reinterpret_cast<uintptr_t>(out + k) & 31); ++k) one(k);  // (streamed stores: 32-byte aligned)
   const __m256i table = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(tap)), last = _mm256_set1_epi32(7);
   const __m256d b = _mm256_set1_pd(base);
   for (; k + 8 <= n; k += 8) {

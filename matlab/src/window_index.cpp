@@ -49,7 +49,8 @@ WindowIndex::WindowIndex(const Plan& p)
   double_tables_.tap = as_double(t.tap);
   double_tables_.lead = as_double(t.lead);
   // the largest offset a vector row sums in int32 (offsets are never negative: no window reaches the padding)
-  const int64_t widest = *std::max_element(t.lead.begin(), t.lead.end()) + *std::max_element(t.tap.begin(), t.tap.end());
+  const int64_t widest =
+      *std::max_element(t.lead.begin(), t.lead.end()) + *std::max_element(t.tap.begin(), t.tap.end());
   vector_rows_ = !check_ && cells <= 8 && widest <= std::numeric_limits<int32_t>::max() && have_avx2();
   if (vector_rows_) {
     lead32_.assign(t.lead.begin(), t.lead.end());
