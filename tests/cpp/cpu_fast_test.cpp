@@ -416,6 +416,32 @@ TEST_F(CpuFast, HalfForwardOnEvery16BitPattern) {
       }
 }
 
+// The 16-bit channels-last max backward of overlapping windows (3x3, stride 2: the gather, widening dy at each
+// term): every one of the 65,536 bit patterns as a gradient gives the reference's bits (where two windows send
+// NaN to one cell, both NaN is enough: which payload a sum keeps is open, as above).
+TEST_F(CpuFast, HalfChannelsLastBackwardOnEvery16BitPattern) {
+  for (DType dt : {DType::bf16, DType::f16}) {
+    SCOPED_TRACE(dtype_name(dt));
+    Geometry g = torch_geometry({9, 13}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, false);  // 5 x 7 outputs
+    const Shape xs{32, 64, 9, 13}, ys{32, 64, 5, 7};                               // 71,680 gradients
+    Buf x = make(dt, xs, Layout::ChannelsLast, false), dy = make(dt, ys, Layout::ChannelsLast, false);
+    fill(x.view, rng, true);
+    uint16_t* bits = static_cast<uint16_t*>(dy.view.data);
+    for (int64_t i = 0; i < ys.numel(); ++i) bits[i] = uint16_t(i * 40503);  // every pattern, in a scattered order
+    Buf y = make(dt, ys, Layout::ChannelsLast, false), am = make(DType::u8, ys, Layout::ChannelsLast, false);
+    ref::max_pool_forward(g, x.view, y.view, am.view);
+    Buf dx0 = make(dt, xs, Layout::ChannelsLast, false), dx1 = make(dt, xs, Layout::ChannelsLast, false);
+    ref::max_pool_backward(g, dy.view, am.view, x.view, dx0.view);
+    ASSERT_TRUE(cpu::max_pool_backward(g, dy.view, am.view, x.view, dx1.view));
+    const uint16_t* u0 = static_cast<const uint16_t*>(dx0.storage.view().data);
+    const uint16_t* u1 = static_cast<const uint16_t*>(dx1.storage.view().data);
+    auto nan = [&](uint16_t b) { return dt == DType::bf16 ? (b & 0x7fff) > 0x7f80 : (b & 0x7fff) > 0x7c00; };
+    int64_t differ = 0;
+    for (int64_t i = 0; i < dx0.storage.numel(); ++i) differ += u0[i] != u1[i] && !(nan(u0[i]) && nan(u1[i]));
+    EXPECT_EQ(differ, 0);
+  }
+}
+
 // bfloat16 / float16 go through float32 blocks (channel ranges of one image, or several images): tensors big
 // enough for several blocks and threads, both layouts, still the reference's bits.
 TEST_F(CpuFast, HalfTypesInBlocksMatchReference) {
