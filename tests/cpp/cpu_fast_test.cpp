@@ -380,6 +380,17 @@ TEST_F(CpuFast, SmallPlanesInBlocksMatchReference) {
         }
 }
 
+// The elements where two 16-bit buffers differ, but for NaN against NaN: a sum of two NaN keeps one of their
+// payloads, which one is up to the compiler's operand order (IEEE 754 leaves it open); there, both NaN is enough.
+int64_t differ_but_nan_payloads(const Buf& a, const Buf& b, DType dt) {
+  const uint16_t* u0 = static_cast<const uint16_t*>(a.storage.view().data);
+  const uint16_t* u1 = static_cast<const uint16_t*>(b.storage.view().data);
+  auto nan = [&](uint16_t v) { return dt == DType::bf16 ? (v & 0x7fff) > 0x7f80 : (v & 0x7fff) > 0x7c00; };
+  int64_t differ = 0;
+  for (int64_t i = 0; i < a.storage.numel(); ++i) differ += u0[i] != u1[i] && !(nan(u0[i]) && nan(u1[i]));
+  return differ;
+}
+
 // The 16-bit forward kernels widen on load and round on store: every one of the 65,536 bit patterns
 // (subnormals, infinities, quiet and signalling NaN) as input, next to every other in the windows, in both
 // channels-first loads (pairs and units) and channels-last, gives the reference's bits (for average, a window
@@ -405,20 +416,13 @@ TEST_F(CpuFast, HalfForwardOnEvery16BitPattern) {
         Buf z0 = make(dt, ys, lay, false), z1 = make(dt, ys, lay, false);
         ref::avg_pool_forward(g, AvgOptions{}, x.view, z0.view);
         ASSERT_TRUE(cpu::avg_pool_forward(g, AvgOptions{}, x.view, z1.view));
-        // A sum of two NaN keeps one of their payloads, which one is up to the compiler's operand order
-        // (IEEE 754 leaves it open): there, both NaN is enough.
-        const uint16_t* u0 = static_cast<const uint16_t*>(z0.storage.view().data);
-        const uint16_t* u1 = static_cast<const uint16_t*>(z1.storage.view().data);
-        auto nan = [&](uint16_t b) { return dt == DType::bf16 ? (b & 0x7fff) > 0x7f80 : (b & 0x7fff) > 0x7c00; };
-        int64_t differ = 0;
-        for (int64_t i = 0; i < z0.storage.numel(); ++i) differ += u0[i] != u1[i] && !(nan(u0[i]) && nan(u1[i]));
-        EXPECT_EQ(differ, 0);
+        EXPECT_EQ(differ_but_nan_payloads(z0, z1, dt), 0);
       }
 }
 
 // The 16-bit channels-last max backward of overlapping windows (3x3, stride 2: the gather, widening dy at each
 // term): every one of the 65,536 bit patterns as a gradient gives the reference's bits (where two windows send
-// NaN to one cell, both NaN is enough: which payload a sum keeps is open, as above).
+// NaN to one cell, both NaN is enough: see differ_but_nan_payloads).
 TEST_F(CpuFast, HalfChannelsLastBackwardOnEvery16BitPattern) {
   for (DType dt : {DType::bf16, DType::f16}) {
     SCOPED_TRACE(dtype_name(dt));
@@ -433,12 +437,7 @@ TEST_F(CpuFast, HalfChannelsLastBackwardOnEvery16BitPattern) {
     Buf dx0 = make(dt, xs, Layout::ChannelsLast, false), dx1 = make(dt, xs, Layout::ChannelsLast, false);
     ref::max_pool_backward(g, dy.view, am.view, x.view, dx0.view);
     ASSERT_TRUE(cpu::max_pool_backward(g, dy.view, am.view, x.view, dx1.view));
-    const uint16_t* u0 = static_cast<const uint16_t*>(dx0.storage.view().data);
-    const uint16_t* u1 = static_cast<const uint16_t*>(dx1.storage.view().data);
-    auto nan = [&](uint16_t b) { return dt == DType::bf16 ? (b & 0x7fff) > 0x7f80 : (b & 0x7fff) > 0x7c00; };
-    int64_t differ = 0;
-    for (int64_t i = 0; i < dx0.storage.numel(); ++i) differ += u0[i] != u1[i] && !(nan(u0[i]) && nan(u1[i]));
-    EXPECT_EQ(differ, 0);
+    EXPECT_EQ(differ_but_nan_payloads(dx0, dx1, dt), 0);
   }
 }
 
