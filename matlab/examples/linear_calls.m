@@ -7,6 +7,7 @@ here = fileparts(mfilename('fullpath'));
 args = {};
 if exist('OCTAVE_VERSION', 'builtin'), args = argv(); end  % (the folder argument: Octave's command line)
 if ~isempty(args), addpath(args{1}); else, addpath(fullfile(here, '..')); end
+addpath(here);  % rounds_ms.m
 reps = 15;
 randn('seed', 0);
 X = single(randn(32, 32, 2, 16384));
@@ -24,18 +25,9 @@ rows = {
   'maxunpool (compact)',           @() poolkit.maxunpool(Y, Ic, info);
   'maxpool_backward (compact)',    @() poolkit.maxpool_backward(Y, Ic, info);
 };
-function t = rounds(rows, reps)
-  times = zeros(size(rows, 1), reps + 1);
-  for r = 1:reps + 1
-    for k = 1:size(rows, 1)
-      t0 = tic; rows{k, 2}(); times(k, r) = toc(t0) * 1000;
-    end
-  end
-  t = median(times(:, 2:end), 2);
-end
-t = rounds(rows, reps);
+t = rounds_ms(rows(:, 2), reps);
 poolkit.retain_memory(true);
-tr = rounds(rows, reps);
+tr = rounds_ms(rows(:, 2), reps);
 poolkit.retain_memory(false);
 printf('%-30s %8s %9s %12s %9s\n', 'call', 'ms', 'x maxpool', 'retained ms', 'x maxpool');
 for k = 1:size(rows, 1)

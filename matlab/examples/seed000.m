@@ -12,7 +12,7 @@
 % poolkit.retain_memory(true), where each output reuses the pages freed by the one before it; run the script
 % under GLIBC_TUNABLES=glibc.malloc.hugetlb=1 for those pages to be huge pages, as a training loop would.
 here = fileparts(mfilename('fullpath'));
-addpath(fullfile(here, '..'), here);  % poolkit, and median_ms.m beside this file
+addpath(fullfile(here, '..'), here);  % poolkit, and median_ms.m / rounds_ms.m beside this file
 reps = 15;
 H = 32; W = 32; C = 2; B = 16384;
 randn('seed', 0);
@@ -96,16 +96,7 @@ printf('seed 000 in Octave %s: X = single(randn(32, 32, 2, 16384)), ''SSCB'', 2x
 printf('GLIBC_TUNABLES=%s (glibc.malloc.hugetlb=1 puts malloc''s heap in huge pages: the retained rows'' pages)\n', ...
        getenv('GLIBC_TUNABLES'));
 nk = size(rows, 1) - 2;  % the poolkit rows in rounds; the fresh arrays (Octave's zeros) after them
-function t = rounds(rows, nk, reps)  % each row's median over reps rounds after a warm-up round
-  times = zeros(nk, reps + 1);
-  for r = 1:reps + 1
-    for k = 1:nk
-      t0 = tic; rows{k, 2}(); times(k, r) = toc(t0) * 1000;
-    end
-  end
-  t = median(times(:, 2:end), 2);
-end
-t = [rounds(rows, nk, reps); median_ms(rows{end - 1, 2}, reps); median_ms(rows{end, 2}, reps)];
+t = [rounds_ms(rows(1:nk, 2), reps); median_ms(rows{end - 1, 2}, reps); median_ms(rows{end, 2}, reps)];
 % Plain Octave in the same state of glibc's malloc as the rows above.
 function tp = plain_ms(plain)
   tp = zeros(size(plain, 1), 1);
@@ -119,7 +110,7 @@ tp = plain_ms(plain);
 tr = NaN(size(t)); tpr = NaN(size(tp));
 try
   poolkit.retain_memory(true);
-  tr = [rounds(rows, nk, reps); median_ms(rows{end - 1, 2}, reps); median_ms(rows{end, 2}, reps)];
+  tr = [rounds_ms(rows(1:nk, 2), reps); median_ms(rows{end - 1, 2}, reps); median_ms(rows{end, 2}, reps)];
   tpr = plain_ms(plain);
   poolkit.retain_memory(false);
 catch err
