@@ -53,12 +53,20 @@ struct Scratch {
 };
 
 // A flag set by kernels that find bad indices; raised() waits for the stream and reads it. It lives in pinned host
-// memory that the kernels write through (one int per host thread, reused: every call waits on raised() before it
-// returns), so a call costs no allocation, memset or copy; device memory where host memory can't be mapped.
+// memory that the kernels write through (one int per host thread, reused: each flag waits for the stream before
+// it is gone, in raised() or else, when a call ends early, in its destructor, so no kernel of one call writes the
+// next call's flag), so a call costs no allocation, memset or copy; device memory where host memory can't be mapped.
 struct ErrorFlag {
   std::unique_ptr<Scratch> device;
   int* host = nullptr;
   int* dev = nullptr;
+  mutable bool waited = false;
+
+  ErrorFlag(const ErrorFlag&) = delete;
+  ErrorFlag& operator=(const ErrorFlag&) = delete;
+  ~ErrorFlag() {
+    if (host && !waited) cudaStreamSynchronize(stream());  // (an error here is the call's own, already thrown)
+  }
 
   ErrorFlag() {
     struct Mapped {
@@ -91,6 +99,7 @@ struct ErrorFlag {
   bool raised() const {
     int h = 0;
     if (!host) check(cudaMemcpyAsync(&h, dev, sizeof(int), cudaMemcpyDeviceToHost, stream()), "cudaMemcpyAsync");
+    waited = true;
     check(cudaStreamSynchronize(stream()), "cudaStreamSynchronize");
     return (host ? *static_cast<volatile int*>(host) : h) != 0;
   }
