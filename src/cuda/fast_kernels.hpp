@@ -393,8 +393,8 @@ inline bool dense(const TensorView& t) {
 // first, when dx is dense), else gathers each cell's windows. In channels-first order only small windows scatter:
 // the stores of a warp's threads, each a window apart, reach too many cache lines at once.
 inline bool scatters(const Geometry& g3, const TensorView& dx) {
-  int64_t cells = g3.axes[0].kernel * g3.axes[1].kernel * g3.axes[2].kernel;
-  return windows_disjoint(g3) && (windows_cover(g3) || dense(dx)) && (walks_channels_last(dx) || cells <= 8);
+  return windows_disjoint(g3) && (windows_cover(g3) || dense(dx)) &&
+         (walks_channels_last(dx) || g3.window_cells() <= 8);
 }
 
 // ---- The launches, shared by the CUDA operators and the CPU tests ----
