@@ -38,6 +38,7 @@ struct RowsPlan {
   }
   bool one_window = true;           // one output whose window reads the whole plane, each cell once
   int64_t margin_lo = 0, margin_hi = 0;  // outputs of zeros before and after each row of the plane's copies
+  bool aligned = false;                  // float sums may take RowJob::aligned rows
   // max with window-local codes of at most 65,536 cells: each code's taps (jt, jh, jw), for the plane check
   std::vector<uint16_t> code_jt, code_jh, code_jw;
 
@@ -83,6 +84,8 @@ struct RowsPlan {
     // the copies' zero margins, for the kernel's `padded` reads i = a - shift, a in [0, phase_len)
     for (const RowTap& k : wtaps)
       margin_lo = std::max(margin_lo, k.shift), margin_hi = std::max(margin_hi, phase_len - k.shift - a.out);
+    aligned = !b.is_max && phases == 1 && !one_window && !wtaps.empty();
+    for (const RowTap& k : wtaps) aligned &= k.shift >= -kRowAlign && k.shift <= kRowAlign;
   }
 };
 
@@ -215,15 +218,21 @@ bool plane(const RowsPlan& p, Scratch<acc_t<T>>& scratch, int64_t n, int64_t c) 
   // Copies: dy (divided for average) in the accumulation type, the argmax as tap ids, both checked and compact,
   // rows `stride` apart -- for float32 sums the window-local argmax as it is (a valid code is its tap id; the
   // check reads it in place), rows padded with zeros for the vector kernel.
-  const bool vec = !p.wtaps.empty() && !p.one_window;
-  const int64_t lo = vec ? p.margin_lo : 0, stride = vec ? lo + OW + p.margin_hi : OW, rows = OT * OH;
+  const bool vec = !p.wtaps.empty() && !p.one_window, aligned = p.aligned && sizeof(A) == 4;
+  const auto round_up = [](int64_t n, int64_t m) { return (n + m - 1) / m * m; };
+  const int64_t lo = aligned ? kRowAlign : vec ? p.margin_lo : 0, rows = OT * OH;
+  const int64_t stride = aligned ? lo + round_up(OW + p.margin_hi, kRowAlign)
+                         : vec   ? lo + OW + p.margin_hi
+                                 : OW;
   const bool raw = b.is_max && vec && sizeof(A) == 4 && b.form != IndexForm::I64;
   const int64_t code_size = raw ? form_bytes(b.form) : int64_t(sizeof(I));
-  q.resize(size_t(rows * stride));
+  // (aligned: room to start on a 64-byte boundary, and to read the last row's vectors past its end)
+  q.resize(size_t(rows * stride + (aligned ? round_up(WI, 4 * kRowAlign) + 3 * kRowAlign : 0)));
+  A* const q_base = aligned ? reinterpret_cast<A*>(round_up(int64_t(reinterpret_cast<uintptr_t>(q.data())), 64)) : q.data();
   if (b.is_max) code.resize(size_t((rows * stride * code_size + int64_t(sizeof(I)) - 1) / int64_t(sizeof(I))));
   char* code_base = reinterpret_cast<char*>(code.data());
-  auto q_row = [&](int64_t r) { return scratch.q.data() + r * stride + lo; };  // (scratch.q: clang 14 cannot
-  auto code_row = [&](int64_t r) { return code_base + (r * stride + lo) * code_size; };  // capture `q`)
+  auto q_row = [&](int64_t r) { return q_base + r * stride + lo; };
+  auto code_row = [&](int64_t r) { return code_base + (r * stride + lo) * code_size; };
   // q: dy (divided for average) in rows `stride` apart between zero margins. Rows with unit steps along W go
   // through the pad_rows kernel (the whole plane in one call when its rows lie back to back), others one cell
   // at a time.
@@ -239,7 +248,7 @@ bool plane(const RowsPlan& p, Scratch<acc_t<T>>& scratch, int64_t n, int64_t c) 
     std::fill_n(qr + OW, stride - lo - OW, A(0));
     for (int64_t i = 0; i < OW; ++i) qr[i] = d ? A(g[i * gs]) / d[i] : A(g[i * gs]);
   };
-  if (packed) pad_rows(b.dy.at<T>(b.dy.offset(n, c, 0, 0, 0)), divisors, q.data(), rows, OW, lo, stride);
+  if (packed) pad_rows(b.dy.at<T>(b.dy.offset(n, c, 0, 0, 0)), divisors, q_base, rows, OW, lo, stride);
   // the saved argmax checked for the whole plane at once where the plan has its tap tables
   bool checked = false;
   if (raw && !p.code_jt.empty() && b.am.s[4] == 1) {
@@ -295,6 +304,7 @@ bool plane(const RowsPlan& p, Scratch<acc_t<T>>& scratch, int64_t n, int64_t c) 
   j.width = WI;
   j.code_form = raw ? b.form : sizeof(A) == 8 ? IndexForm::I64 : IndexForm::I32;
   j.padded = vec;
+  j.aligned = aligned;
   // (stride 1 sums more terms a cell: there the staging copy cost more than it saved)
   j.stream = b.stream_dx && p.phases > 1;
   const int64_t H = Bt.axis.in;

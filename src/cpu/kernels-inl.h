@@ -109,6 +109,16 @@ HWY_INLINE void store_values(D d, hn::Vec<D> v, S* p) {
   if constexpr (kHalf<S>) hn::StoreU(bits16<S>(d, v), hn::Rebind<uint16_t, D>(), reinterpret_cast<uint16_t*>(p));
   else hn::StoreU(v, d, p);
 }
+// The first n lanes of v (0 < n <= lanes) as S to p, by one masked store.
+template <class S, class D>
+HWY_INLINE void store_first(D d, hn::Vec<D> v, S* p, int64_t n) {
+  if constexpr (kHalf<S>) {
+    const hn::Rebind<uint16_t, D> du;
+    hn::BlendedStore(bits16<S>(d, v), hn::FirstN(du, size_t(n)), du, reinterpret_cast<uint16_t*>(p));
+  } else {
+    hn::BlendedStore(v, hn::FirstN(d, size_t(n)), d, p);
+  }
+}
 // Whether streaming stores may write rows of `count` elements of esize bytes from p, `step` elements apart, by
 // vectors of N elements: every store whole and aligned (a line written partly by streaming stores and partly by
 // ordinary ones is read back from memory at once, far slower than either).

@@ -136,7 +136,11 @@ void gather_avg_backward_f16(const GatherJob& job);
 // rows go to acc (the accumulation type); when dx is given (contiguous) the row is written there instead: dx[w]
 // = cell w / phases of phase row w % phases, for w < width (acc then only serves phases > 1). With row_terms,
 // `rows` dx rows (dx_row_step apart) in one call, row r from terms [row_terms[r], row_terms[r + 1]). With
-// `stream`, dx goes out by streaming stores where lines are whole (dx too large to stay in the cache).
+// `stream`, dx goes out by streaming stores where lines are whole (dx too large to stay in the cache). With
+// `aligned` as well (one phase, no codes, every |shift| <= kRowAlign): each term's q row starts on a 64-byte
+// boundary and can be read from kRowAlign cells before it to kRowAlign cells past phase_len rounded up to a
+// multiple of 4 * kRowAlign (the float sums of the commonest tap patterns then go by aligned vectors).
+constexpr int64_t kRowAlign = 16;
 struct RowTerm {
   const void* q = nullptr;
   const void* code = nullptr;
@@ -159,6 +163,7 @@ struct RowJob {
   int64_t dx_row_step = 0;
   IndexForm code_form = IndexForm::I32;
   bool padded = false;
+  bool aligned = false;
   bool stream = false;
 };
 void accumulate_row_f32(const RowJob& job);

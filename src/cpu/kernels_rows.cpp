@@ -83,6 +83,66 @@ struct PhaseSums {
   }
 };
 
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+// The rows of an `aligned` job (RowJob) straight into dx, float sums, for taps whose cells a + s (s: the Ss,
+// in the taps' order) are known at compile time: each term's row is loaded once per 16 cells by aligned loads
+// and each tap's shifted copy taken from two of them by one lane shift. Unaligned loads, one per tap and vector,
+// two in three across a cache line for 3-tap windows, took twice the time in the cache. Nothing may go through
+// the stack in the loop: when dx comes from memory its stores fill the store queue, and a spill waits behind
+// them (a version with the shifts read at run time spilled its sums and lost to the unaligned loads). Same
+// terms, same order as PhaseSums::vectors; cells four vectors at a time, A[i] holding cells c0 - 16 + 16 i of
+// a term's row.
+template <int S>
+HWY_INLINE __m512 tap_cells(const __m512* A, int v) {
+  static_assert(S > -16 && S < 16, "a tap within one vector of its cell");
+  if constexpr (S < 0)
+    return _mm512_castsi512_ps(_mm512_alignr_epi32(_mm512_castps_si512(A[v + 1]), _mm512_castps_si512(A[v]), 16 + S));
+  else if constexpr (S > 0)
+    return _mm512_castsi512_ps(_mm512_alignr_epi32(_mm512_castps_si512(A[v + 2]), _mm512_castps_si512(A[v + 1]), S));
+  else
+    return A[v + 1];
+}
+
+template <class O, int... Ss>
+void aligned_rows(const RowJob& j) {
+  constexpr int V = 4;
+  const hn::ScalableTag<float> d;
+  const int64_t len = j.phase_len, whole = len / 16, tail = len % 16;
+  for (int r = 0; r < j.rows; ++r) {
+    const RowTerm* terms = j.terms + (j.row_terms ? j.row_terms[r] : 0);
+    const int nterms = j.row_terms ? j.row_terms[r + 1] - j.row_terms[r] : j.nterms;
+    O* out = static_cast<O*>(j.dx) + r * j.dx_row_step;
+    for (int64_t c0 = 0; c0 < len; c0 += V * 16) {
+      __m512 sum[V];
+      for (int v = 0; v < V; ++v) sum[v] = _mm512_setzero_ps();
+      for (int t = 0; t < nterms; ++t) {
+        const float* q = static_cast<const float*>(terms[t].q) + c0 - 16;
+        __m512 A[V + 2];
+        for (int i = 0; i < V + 2; ++i) A[i] = _mm512_load_ps(q + 16 * i);
+        for (int v = 0; v < V; ++v) ((sum[v] = _mm512_add_ps(sum[v], tap_cells<Ss>(A, v))), ...);
+      }
+      for (int v = 0; v < V; ++v) {
+        const int64_t k = c0 / 16 + v;  // the vector's index in the row
+        if (k < whole) store_values(d, hn::Vec<decltype(d)>{sum[v]}, out + 16 * k);
+        else if (k == whole && tail) store_first(d, hn::Vec<decltype(d)>{sum[v]}, out + 16 * k, tail);
+      }
+    }
+  }
+}
+
+// Whether the job's taps are one of the patterns aligned_rows knows (3-tap windows with padding 1 or 0, 2-tap
+// windows without padding), then done.
+template <class O>
+bool aligned_job(const RowJob& j) {
+  int64_t s[3] = {0, 0, 0};
+  for (int k = 0; k < j.ntaps && k < 3; ++k) s[k] = -j.taps[k].shift;
+  if (j.ntaps == 3 && s[0] == -1 && s[1] == 0 && s[2] == 1) return aligned_rows<O, -1, 0, 1>(j), true;
+  if (j.ntaps == 3 && s[0] == -2 && s[1] == -1 && s[2] == 0) return aligned_rows<O, -2, -1, 0>(j), true;
+  if (j.ntaps == 2 && s[0] == -1 && s[1] == 0) return aligned_rows<O, -1, 0>(j), true;
+  return false;
+}
+#endif
+
 // Phase row into out: the accumulation row (T), or dx itself (O) when there is one phase.
 template <class T, class C, class O>
 void phase_row(const PhaseSums<T, C>& p, O* out, int64_t len) {
@@ -183,6 +243,10 @@ class LineStream {
 
 template <class T, class C, class O>
 void accumulate_row(const RowJob& j) {
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+  if constexpr (std::is_same_v<T, float> && std::is_void_v<C>)
+    if (j.aligned && j.dx && !j.stream && aligned_job<O>(j)) return;
+#endif
   T* acc = static_cast<T*>(j.acc);
   const int64_t L = j.phase_len, S = j.phases;
   // (no thread-local vector: its lookup costs more than a small plane's rows)

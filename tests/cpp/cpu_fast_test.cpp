@@ -512,6 +512,34 @@ TEST_F(CpuFast, StreamedRowBackwardMatchesReference) {
   }
 }
 
+// Average backward of stride-1 windows over channels-first planes (the aligned rows of kernels_rows.cpp: 3 taps
+// with padding 1 or 0, 2 taps without; 2 taps with padding 1 take the general rows): rows narrower than a vector,
+// of whole vectors, and over several groups of four vectors; both divisor policies; float32, bfloat16 and
+// float64 (which the aligned rows leave to the general ones).
+TEST_F(CpuFast, StrideOneAverageBackwardMatchesReference) {
+  struct Window {
+    int64_t k, pad;
+  };
+  for (Window w : {Window{3, 1}, Window{3, 0}, Window{2, 0}, Window{2, 1}})
+    for (int64_t width : {5, 16, 56, 64, 70, 131})
+      for (DType dt : {DType::f32, DType::bf16, DType::f64})
+        for (int p = 0; p < 2; ++p) {
+          const Geometry g = torch_geometry({9, width}, {w.k, w.k}, {1, 1}, {w.pad, w.pad}, {1, 1}, false);
+          const std::vector<int64_t> out = g.output_size();
+          const Shape xs{2, 3, 9, width}, ys{2, 3, out[0], out[1]};
+          SCOPED_TRACE(std::string(dtype_name(dt)) + " kernel " + std::to_string(w.k) + " pad " +
+                       std::to_string(w.pad) + " width " + std::to_string(width) + " policy " + std::to_string(p));
+          AvgOptions opt;
+          opt.count_include_pad = p == 0;
+          Buf dy = make(dt, ys, Layout::ChannelsFirst, false);
+          fill_wide(dy.view, rng);  // (sums that round: a change of order shows)
+          Buf dx0 = make(dt, xs, Layout::ChannelsFirst, false), dx1 = make(dt, xs, Layout::ChannelsFirst, false);
+          ref::avg_pool_backward(g, opt, dy.view, dx0.view);
+          ASSERT_TRUE(cpu::avg_pool_backward(g, opt, dy.view, dx1.view));
+          EXPECT_TRUE(same_bits(dx0, dx1));
+        }
+}
+
 // 3x3 windows of stride 2 over channels-first planes (the dedicated backward of backward_k3s2.cpp, and the
 // forward of kernels_k3s2_forward.cpp for the one-byte argmax and none): widths and heights around their vectors
 // of output columns (16 lanes and less, one vector to several overlapping), padding 0 or 1 on each axis, ceil
