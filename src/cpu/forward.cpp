@@ -282,6 +282,61 @@ bool rows32_forward(const Forward& f, DType dt) {
   });
 }
 
+// Average of stride-1 windows along W over channels-first float32 planes (3 taps with padding 1 or 0, 2 without;
+// the target's aligned_rows kernels, reading the input rows where they lie): each output row the sum of its
+// window's input rows, shifted per tap, divided by its divisors. The taps are added in window order; a padding
+// tap adds +0, which leaves a sum begun at +0 as it was (the reference skips it). False, having written nothing,
+// where the target has no such kernel.
+bool aligned_average_forward(const Forward& f, DType dt) {
+  const AxisTable &At = f.tab.t, &Bt = f.tab.h;
+  const Axis& W = f.tab.w.axis;
+  if (f.is_max || dt != DType::f32 || W.kind != AxisKind::Regular || W.stride != 1 || W.dilation != 1 ||
+      f.x.s[4] != 1 || f.y.s[4] != 1)
+    return false;
+  const int64_t T = At.axis.in, H = Bt.axis.in, OT = At.axis.out, OH = Bt.axis.out, OW = W.out;
+  if (OW < 16) return false;  // (narrower rows: the blocks of planes)
+  std::vector<RowTap> taps;
+  for (int64_t jw = 0; jw < W.kernel; ++jw) taps.push_back({jw, 0, W.pad_lo - jw, 0, OW});
+  std::vector<float> div(size_t(OT * OH * OW + kRowAlign));  // (the last vector's loads stay inside)
+  for (int64_t ot = 0; ot < OT; ++ot)
+    for (int64_t oh = 0; oh < OH; ++oh)
+      for (int64_t ow = 0; ow < OW; ++ow) div[size_t((ot * OH + oh) * OW + ow)] = float(f.divisor(ot, oh, ow));
+  // the terms of every output row: its window's input rows inside the plane, in window order
+  std::vector<int64_t> term_row;
+  std::vector<int> row_first{0};
+  for (int64_t ot = 0; ot < OT; ++ot)
+    for (int64_t oh = 0; oh < OH; ++oh) {
+      for (int64_t jt = At.first[ot]; jt < At.last[ot]; ++jt)
+        for (int64_t jh = Bt.first[oh]; jh < Bt.last[oh]; ++jh)
+          term_row.push_back(f.x.offset(0, 0, At.pos(ot, jt), Bt.pos(oh, jh), 0));
+      row_first.push_back(int(term_row.size()));
+    }
+  const int64_t planes = f.N * f.C, in_bytes = (f.x.offset(0, 0, T - 1, H - 1, W.in - 1) + 1) * f.x.esize;
+  return parallel_for(planes, f.work, [&](int64_t i) {
+    thread_local std::vector<RowTerm> terms;
+    const int64_t n = i / f.C, c = i % f.C;
+    const float* x = f.x.at<float>(f.x.offset(n, c, 0, 0, 0));
+    terms.resize(term_row.size());
+    for (size_t t = 0; t < term_row.size(); ++t) terms[t] = RowTerm{x + term_row[t], nullptr, 0};
+    for (int64_t ot = 0; ot < OT; ++ot) {
+      RowJob j;
+      j.terms = terms.data();
+      j.row_terms = row_first.data() + ot * OH;
+      j.rows = int(OH);
+      j.taps = taps.data(), j.ntaps = int(taps.size());
+      j.phase_len = OW, j.width = OW;
+      j.dx = f.y.at<char>(f.y.offset(n, c, ot, 0, 0)), j.dx_row_step = f.y.s[3];
+      j.padded = j.aligned = true;
+      j.divisor = div.data() + ot * OH * OW;
+      j.src_len = W.in;
+      if (ot == 0 && i + 1 < planes)  // the next plane's input asked for while this one is summed
+        j.ahead = f.x.at<char>(f.x.offset((i + 1) / f.C, (i + 1) % f.C, 0, 0, 0)), j.ahead_bytes = in_bytes;
+      if (!aligned_rows_f32(j)) return false;
+    }
+    return true;
+  });
+}
+
 // Is the axis one window over all of its cells (global pooling, adaptive pooling to one output)?
 bool one_window(const AxisTable& a) {
   return a.axis.out == 1 && a.axis.step() == 1 && a.pos(0, a.first[0]) == 0 && a.last[0] - a.first[0] == a.axis.in;
@@ -334,7 +389,7 @@ bool simd_forward(Forward& f, const TensorView& x, const TensorView& y) {
         plane_average_forward(f.x, f.y, x.dtype, f.N, f.C, f.tab.t.axis.in, f.tab.h.axis.in, f.tab.w.axis.in,
                               double(f.divisor(0, 0, 0)), f.work))
       return true;
-    if (k3s2_forward(f, x.dtype) || rows32_forward(f, x.dtype)) return true;
+    if (k3s2_forward(f, x.dtype) || rows32_forward(f, x.dtype) || aligned_average_forward(f, x.dtype)) return true;
     if (blocks_pay(f.tab) && blocked_forward(f)) return true;
   } else if (last) {
     if (!f.is_max && one_window(f.tab.t) && one_window(f.tab.h) && one_window(f.tab.w) &&

@@ -139,7 +139,11 @@ void gather_avg_backward_f16(const GatherJob& job);
 // `stream`, dx goes out by streaming stores where lines are whole (dx too large to stay in the cache). With
 // `aligned` as well (one phase, no codes, every |shift| <= kRowAlign): each term's q row starts on a 64-byte
 // boundary and can be read from kRowAlign cells before it to kRowAlign cells past phase_len rounded up to a
-// multiple of 4 * kRowAlign (the float sums of the commonest tap patterns then go by aligned vectors).
+// multiple of 4 * kRowAlign (the float sums of the commonest tap patterns then go by aligned vectors, see
+// aligned_rows_f32). For aligned_rows only: `divisor`, each cell's sum divided by it (row r's divisors from
+// divisor + r * phase_len, readable through the row's last vector); `src_len`, when not 0, float32 q rows read
+// where they lie, without alignment or margins, cells outside [0, src_len) counting as 0; `ahead`, ahead_bytes
+// asked for from the cache spread over the rows (the next plane's input).
 constexpr int64_t kRowAlign = 16;
 struct RowTerm {
   const void* q = nullptr;
@@ -165,11 +169,21 @@ struct RowJob {
   bool padded = false;
   bool aligned = false;
   bool stream = false;
+  const float* divisor = nullptr;
+  int64_t src_len = 0;
+  const char* ahead = nullptr;
+  int64_t ahead_bytes = 0;
 };
 void accumulate_row_f32(const RowJob& job);
 void accumulate_row_f64(const RowJob& job);
 void accumulate_row_bf16(const RowJob& job);
 void accumulate_row_f16(const RowJob& job);
+// An `aligned` job of one phase, no codes, float sums straight into dx (float32, bfloat16, float16), where the
+// taps' pattern is one the target has a kernel for (cells a-1, a, a+1 or a-2, a-1, a or a, a+1, a+2; a-1, a or a,
+// a+1): false, having written nothing, where it is not. The same sums, in the same order, as accumulate_row.
+bool aligned_rows_f32(const RowJob& job);
+bool aligned_rows_bf16(const RowJob& job);
+bool aligned_rows_f16(const RowJob& job);
 
 // Max backward of windows of 3 taps, stride 2 and dilation 1 along H and W (pad_h, pad_w: 0 or 1 before each
 // axis) over one channels-first plane, from a window-local argmax in bytes (jh * 3 + jw), vectorised along the

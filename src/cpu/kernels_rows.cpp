@@ -1,6 +1,8 @@
 // The channels-first row backward: each dx row summed from the dy rows of the windows that cover it, by phase
-// of the stride, in registers (see RowJob in kernels.hpp).
+// of the stride, in registers (see RowJob in kernels.hpp); and the same sums of stride-1 rows for the average
+// forward (aligned_rows).
 #include "kernels.hpp"
+#include "prefetch.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -83,6 +85,7 @@ struct PhaseSums {
   }
 };
 
+
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
 // The rows of an `aligned` job (RowJob) straight into dx, float sums, for taps whose cells a + s (s: the Ss,
 // in the taps' order) are known at compile time: each term's row is loaded once per 16 cells by aligned loads
@@ -103,7 +106,22 @@ HWY_INLINE __m512 tap_cells(const __m512* A, int v) {
     return A[v + 1];
 }
 
-template <class O, int... Ss>
+// Cells col .. col + 15 of a term's row q: an aligned load, or (kInPlace) where the row lies, 0 outside its
+// cells [0, n).
+template <bool kInPlace>
+HWY_INLINE __m512 row_cells(const float* q, int64_t col, int64_t n) {
+  if constexpr (!kInPlace) {
+    (void)n;
+    return _mm512_load_ps(q + col);
+  } else {
+    if (col >= 0 && col + 16 <= n) return _mm512_loadu_ps(q + col);
+    const int64_t lo = std::max<int64_t>(0, -col), hi = std::min<int64_t>(16, n - col);
+    if (hi <= lo) return _mm512_setzero_ps();
+    return _mm512_maskz_loadu_ps(__mmask16((((uint32_t(1) << hi) - 1) >> lo) << lo), q + col);
+  }
+}
+
+template <class O, bool kInPlace, int... Ss>
 void aligned_rows(const RowJob& j) {
   constexpr int V = 4;
   const hn::ScalableTag<float> d;
@@ -112,17 +130,21 @@ void aligned_rows(const RowJob& j) {
     const RowTerm* terms = j.terms + (j.row_terms ? j.row_terms[r] : 0);
     const int nterms = j.row_terms ? j.row_terms[r + 1] - j.row_terms[r] : j.nterms;
     O* out = static_cast<O*>(j.dx) + r * j.dx_row_step;
+    if (j.ahead)
+      for (int64_t b = r * j.ahead_bytes / j.rows / 64 * 64; b < (r + 1) * j.ahead_bytes / j.rows; b += 64)
+        prefetch(j.ahead + b);
     for (int64_t c0 = 0; c0 < len; c0 += V * 16) {
       __m512 sum[V];
       for (int v = 0; v < V; ++v) sum[v] = _mm512_setzero_ps();
       for (int t = 0; t < nterms; ++t) {
-        const float* q = static_cast<const float*>(terms[t].q) + c0 - 16;
+        const float* q = static_cast<const float*>(terms[t].q);
         __m512 A[V + 2];
-        for (int i = 0; i < V + 2; ++i) A[i] = _mm512_load_ps(q + 16 * i);
+        for (int i = 0; i < V + 2; ++i) A[i] = row_cells<kInPlace>(q, c0 - 16 + 16 * i, j.src_len);
         for (int v = 0; v < V; ++v) ((sum[v] = _mm512_add_ps(sum[v], tap_cells<Ss>(A, v))), ...);
       }
       for (int v = 0; v < V; ++v) {
         const int64_t k = c0 / 16 + v;  // the vector's index in the row
+        if (j.divisor && k <= whole) sum[v] = _mm512_div_ps(sum[v], _mm512_loadu_ps(j.divisor + r * len + 16 * k));
         if (k < whole) store_values(d, hn::Vec<decltype(d)>{sum[v]}, out + 16 * k);
         else if (k == whole && tail) store_first(d, hn::Vec<decltype(d)>{sum[v]}, out + 16 * k, tail);
       }
@@ -131,17 +153,35 @@ void aligned_rows(const RowJob& j) {
 }
 
 // Whether the job's taps are one of the patterns aligned_rows knows (3-tap windows with padding 1 or 0, 2-tap
-// windows without padding), then done.
+// windows without padding; the backward meets each window's taps last to first, the forward first to last),
+// then done.
 template <class O>
 bool aligned_job(const RowJob& j) {
   int64_t s[3] = {0, 0, 0};
   for (int k = 0; k < j.ntaps && k < 3; ++k) s[k] = -j.taps[k].shift;
-  if (j.ntaps == 3 && s[0] == -1 && s[1] == 0 && s[2] == 1) return aligned_rows<O, -1, 0, 1>(j), true;
-  if (j.ntaps == 3 && s[0] == -2 && s[1] == -1 && s[2] == 0) return aligned_rows<O, -2, -1, 0>(j), true;
-  if (j.ntaps == 2 && s[0] == -1 && s[1] == 0) return aligned_rows<O, -1, 0>(j), true;
+  if (j.src_len) {  // (in place: the forward's patterns, float32 rows)
+    if constexpr (!std::is_same_v<O, float>) return false;
+    if (j.ntaps == 3 && s[0] == -1 && s[1] == 0 && s[2] == 1) return aligned_rows<O, true, -1, 0, 1>(j), true;
+    if (j.ntaps == 3 && s[0] == 0 && s[1] == 1 && s[2] == 2) return aligned_rows<O, true, 0, 1, 2>(j), true;
+    if (j.ntaps == 2 && s[0] == 0 && s[1] == 1) return aligned_rows<O, true, 0, 1>(j), true;
+    return false;
+  }
+  if (j.ntaps == 3 && s[0] == -1 && s[1] == 0 && s[2] == 1) return aligned_rows<O, false, -1, 0, 1>(j), true;
+  if (j.ntaps == 3 && s[0] == -2 && s[1] == -1 && s[2] == 0) return aligned_rows<O, false, -2, -1, 0>(j), true;
+  if (j.ntaps == 2 && s[0] == -1 && s[1] == 0) return aligned_rows<O, false, -1, 0>(j), true;
   return false;
 }
 #endif
+
+template <class O>
+bool aligned_rows_of(const RowJob& j) {
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+  return j.aligned && j.dx && !j.stream && aligned_job<O>(j);
+#else
+  (void)j;
+  return false;
+#endif
+}
 
 // Phase row into out: the accumulation row (T), or dx itself (O) when there is one phase.
 template <class T, class C, class O>
@@ -243,10 +283,8 @@ class LineStream {
 
 template <class T, class C, class O>
 void accumulate_row(const RowJob& j) {
-#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
   if constexpr (std::is_same_v<T, float> && std::is_void_v<C>)
-    if (j.aligned && j.dx && !j.stream && aligned_job<O>(j)) return;
-#endif
+    if (aligned_rows_of<O>(j)) return;
   T* acc = static_cast<T*>(j.acc);
   const int64_t L = j.phase_len, S = j.phases;
   // (no thread-local vector: its lookup costs more than a small plane's rows)
@@ -302,6 +340,9 @@ void AccumulateRowF32(const RowJob& j) { accumulate_row_by_code<float, float>(j)
 void AccumulateRowF64(const RowJob& j) { accumulate_row_by_code<double, double>(j); }
 void AccumulateRowBF16(const RowJob& j) { accumulate_row_by_code<float, bfloat16>(j); }
 void AccumulateRowF16(const RowJob& j) { accumulate_row_by_code<float, float16>(j); }
+bool AlignedRowsF32(const RowJob& j) { return aligned_rows_of<float>(j); }
+bool AlignedRowsBF16(const RowJob& j) { return aligned_rows_of<bfloat16>(j); }
+bool AlignedRowsF16(const RowJob& j) { return aligned_rows_of<float16>(j); }
 
 }  // namespace poolkit::cpu::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();
@@ -312,5 +353,11 @@ POOLKIT_KERNEL_DISPATCH(AccumulateRowF32, accumulate_row_f32, RowJob)
 POOLKIT_KERNEL_DISPATCH(AccumulateRowF64, accumulate_row_f64, RowJob)
 POOLKIT_KERNEL_DISPATCH(AccumulateRowBF16, accumulate_row_bf16, RowJob)
 POOLKIT_KERNEL_DISPATCH(AccumulateRowF16, accumulate_row_f16, RowJob)
+HWY_EXPORT(AlignedRowsF32);
+HWY_EXPORT(AlignedRowsBF16);
+HWY_EXPORT(AlignedRowsF16);
+bool aligned_rows_f32(const RowJob& j) { return HWY_DYNAMIC_DISPATCH(AlignedRowsF32)(j); }
+bool aligned_rows_bf16(const RowJob& j) { return HWY_DYNAMIC_DISPATCH(AlignedRowsBF16)(j); }
+bool aligned_rows_f16(const RowJob& j) { return HWY_DYNAMIC_DISPATCH(AlignedRowsF16)(j); }
 }  // namespace poolkit::cpu
 #endif

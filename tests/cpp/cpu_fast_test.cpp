@@ -512,11 +512,11 @@ TEST_F(CpuFast, StreamedRowBackwardMatchesReference) {
   }
 }
 
-// Average backward of stride-1 windows over channels-first planes (the aligned rows of kernels_rows.cpp: 3 taps
-// with padding 1 or 0, 2 taps without; 2 taps with padding 1 take the general rows): rows narrower than a vector,
-// of whole vectors, and over several groups of four vectors; both divisor policies; float32, bfloat16 and
-// float64 (which the aligned rows leave to the general ones).
-TEST_F(CpuFast, StrideOneAverageBackwardMatchesReference) {
+// Average of stride-1 windows over channels-first planes, forward and backward (the aligned rows of
+// kernels_rows.cpp: 3 taps with padding 1 or 0, 2 taps without; 2 taps with padding 1 take the general rows):
+// rows narrower than a vector, of whole vectors, and over several groups of four vectors; both divisor policies;
+// float32, bfloat16 and float64 (which the aligned rows leave to the general ones).
+TEST_F(CpuFast, StrideOneAverageMatchesReference) {
   struct Window {
     int64_t k, pad;
   };
@@ -531,8 +531,14 @@ TEST_F(CpuFast, StrideOneAverageBackwardMatchesReference) {
                        std::to_string(w.pad) + " width " + std::to_string(width) + " policy " + std::to_string(p));
           AvgOptions opt;
           opt.count_include_pad = p == 0;
+          Buf x = make(dt, xs, Layout::ChannelsFirst, false);
+          fill_wide(x.view, rng);  // (sums that round: a change of order shows)
+          Buf y0 = make(dt, ys, Layout::ChannelsFirst, false), y1 = make(dt, ys, Layout::ChannelsFirst, false);
+          ref::avg_pool_forward(g, opt, x.view, y0.view);
+          ASSERT_TRUE(cpu::avg_pool_forward(g, opt, x.view, y1.view));
+          EXPECT_TRUE(same_bits(y0, y1));
           Buf dy = make(dt, ys, Layout::ChannelsFirst, false);
-          fill_wide(dy.view, rng);  // (sums that round: a change of order shows)
+          fill_wide(dy.view, rng);
           Buf dx0 = make(dt, xs, Layout::ChannelsFirst, false), dx1 = make(dt, xs, Layout::ChannelsFirst, false);
           ref::avg_pool_backward(g, opt, dy.view, dx0.view);
           ASSERT_TRUE(cpu::avg_pool_backward(g, opt, dy.view, dx1.view));
