@@ -305,6 +305,12 @@ bool plane(const RowsPlan& p, Scratch<acc_t<T>>& scratch, int64_t n, int64_t c) 
   j.code_form = raw ? b.form : sizeof(A) == 8 ? IndexForm::I64 : IndexForm::I32;
   j.padded = vec;
   j.aligned = aligned;
+  // the next plane's dy asked for over this plane's rows (rows_backward's request of it all at once, before
+  // the copy, had those lines arrive while dx's stores wait: 1.2x slower)
+  if (aligned && packed && n * b.C + c + 1 < b.N * b.C) {
+    const int64_t next = n * b.C + c + 1;
+    j.ahead = b.dy.at<char>(b.dy.offset(next / b.C, next % b.C, 0, 0, 0)), j.ahead_bytes = rows * OW * b.esize;
+  }
   // (stride 1 sums more terms a cell: there the staging copy cost more than it saved)
   j.stream = b.stream_dx && p.phases > 1;
   const int64_t H = Bt.axis.in;
@@ -425,13 +431,14 @@ bool rows_backward(const Backward& b) {
   const int64_t chunk = std::max<int64_t>(1, 4096 / std::max<int64_t>(1, per_plane));
   const int64_t OT = b.tab.t.axis.out, OH = b.tab.h.axis.out, OW = b.tab.w.axis.out;
   const bool ahead = cells_in_a_row(b.dy, OT, OH, OW) && (!b.is_max || cells_in_a_row(b.am, OT, OH, OW));
+  const bool spread = p.aligned && b.dtype != DType::f64;  // (plane's jobs ask for the next plane themselves)
   return parallel_for((planes + chunk - 1) / chunk, b.work, [&](int64_t task) {
     thread_local Scratch<float> s32;
     thread_local Scratch<double> s64;
     bool ok = true;
     for (int64_t i = task * chunk; i < std::min(planes, (task + 1) * chunk) && ok; ++i) {
       const int64_t n = i / b.C, c = i % b.C;
-      if (ahead && i + 1 < planes) prefetch_plane(b, (i + 1) / b.C, (i + 1) % b.C);
+      if (ahead && i + 1 < planes && !spread) prefetch_plane(b, (i + 1) / b.C, (i + 1) % b.C);
       switch (b.dtype) {
         case DType::f32: ok = plane<float>(p, s32, n, c); break;
         case DType::f64: ok = plane<double>(p, s64, n, c); break;

@@ -86,6 +86,13 @@ struct PhaseSums {
 };
 
 
+// Row r's share of the job's `ahead` bytes asked for.
+HWY_INLINE void ask_ahead(const RowJob& j, int r) {
+  if (j.ahead)
+    for (int64_t b = r * j.ahead_bytes / j.rows / 64 * 64; b < (r + 1) * j.ahead_bytes / j.rows; b += 64)
+      prefetch(j.ahead + b);
+}
+
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
 // The rows of an `aligned` job (RowJob) straight into dx, float sums, for taps whose cells a + s (s: the Ss,
 // in the taps' order) are known at compile time: each term's row is loaded once per 16 cells by aligned loads
@@ -130,9 +137,7 @@ void aligned_rows(const RowJob& j) {
     const RowTerm* terms = j.terms + (j.row_terms ? j.row_terms[r] : 0);
     const int nterms = j.row_terms ? j.row_terms[r + 1] - j.row_terms[r] : j.nterms;
     O* out = static_cast<O*>(j.dx) + r * j.dx_row_step;
-    if (j.ahead)
-      for (int64_t b = r * j.ahead_bytes / j.rows / 64 * 64; b < (r + 1) * j.ahead_bytes / j.rows; b += 64)
-        prefetch(j.ahead + b);
+    ask_ahead(j, r);
     for (int64_t c0 = 0; c0 < len; c0 += V * 16) {
       __m512 sum[V];
       for (int v = 0; v < V; ++v) sum[v] = _mm512_setzero_ps();
@@ -306,6 +311,7 @@ void accumulate_row(const RowJob& j) {
     for (int64_t ph = 0; ph < S; ++ph)
       phase[ph].terms = j.terms + first, phase[ph].nterms = j.row_terms ? j.row_terms[r + 1] - first : j.nterms;
     O* dx = j.dx ? static_cast<O*>(j.dx) + r * j.dx_row_step : nullptr;
+    ask_ahead(j, r);
     if (dx && j.stream && !one_range) out.emplace(dx);
     if (out) dx = reinterpret_cast<O*>(out->next(row_bytes));
     const bool direct = dx && (S == 1 || (S == 2 && two_phases(phase[0], phase[1], dx, j.width, L)));
