@@ -297,6 +297,10 @@ bool aligned_average_forward(const Forward& f, DType dt) {
   if (OW < 16) return false;  // (narrower rows: the blocks of planes)
   std::vector<RowTap> taps;
   for (int64_t jw = 0; jw < W.kernel; ++jw) taps.push_back({jw, 0, W.pad_lo - jw, 0, OW});
+  RowJob probe;  // no rows: whether the target has the kernel for these taps
+  probe.taps = taps.data(), probe.ntaps = int(taps.size()), probe.rows = 0;
+  probe.dx = f.y.data, probe.aligned = true, probe.src_len = W.in;
+  if (!aligned_rows_f32(probe)) return false;
   std::vector<float> div(size_t(OT * OH * OW + kRowAlign));  // (the last vector's loads stay inside)
   for (int64_t ot = 0; ot < OT; ++ot)
     for (int64_t oh = 0; oh < OH; ++oh)

@@ -179,8 +179,9 @@ void accumulate_row_f64(const RowJob& job);
 void accumulate_row_bf16(const RowJob& job);
 void accumulate_row_f16(const RowJob& job);
 // An `aligned` job of one phase, no codes, float sums straight into dx (float32, bfloat16, float16), where the
-// taps' pattern is one the target has a kernel for (cells a-1, a, a+1 or a-2, a-1, a or a, a+1, a+2; a-1, a or a,
-// a+1): false, having written nothing, where it is not. The same sums, in the same order, as accumulate_row.
+// target has a kernel for its taps (AVX-512; cells a-1, a, a+1 / a-2, a-1, a / a-1, a of the backward's copies,
+// or with src_len, float32 only, a-1, a, a+1 / a, a+1, a+2 / a, a+1 of rows where they lie): false, having
+// written nothing, where it has not. The same sums, in the same order, as accumulate_row.
 bool aligned_rows_f32(const RowJob& job);
 bool aligned_rows_bf16(const RowJob& job);
 bool aligned_rows_f16(const RowJob& job);
