@@ -137,7 +137,7 @@ void gather_avg_backward_f16(const GatherJob& job);
 // = cell w / phases of phase row w % phases, for w < width (acc then only serves phases > 1). With row_terms,
 // `rows` dx rows (dx_row_step apart) in one call, row r from terms [row_terms[r], row_terms[r + 1]). With
 // `stream`, dx goes out by streaming stores where lines are whole (dx too large to stay in the cache). With
-// `aligned` as well (one phase, no codes, every |shift| <= kRowAlign): each term's q row starts on a 64-byte
+// `aligned` (one phase, no codes, every |shift| <= kRowAlign): each term's q row starts on a 64-byte
 // boundary and can be read from kRowAlign cells before it to kRowAlign cells past phase_len rounded up to a
 // multiple of 4 * kRowAlign (the float sums of the commonest tap patterns then go by aligned vectors, see
 // aligned_rows_f32). For aligned_rows only: `divisor`, each cell's sum divided by it (row r's divisors from
@@ -178,13 +178,12 @@ void accumulate_row_f32(const RowJob& job);
 void accumulate_row_f64(const RowJob& job);
 void accumulate_row_bf16(const RowJob& job);
 void accumulate_row_f16(const RowJob& job);
-// An `aligned` job of one phase, no codes, float sums straight into dx (float32, bfloat16, float16), where the
-// target has a kernel for its taps (AVX-512; cells a-1, a, a+1 / a-2, a-1, a / a-1, a of the backward's copies,
-// or with src_len, float32 only, a-1, a, a+1 / a, a+1, a+2 / a, a+1 of rows where they lie): false, having
-// written nothing, where it has not. The same sums, in the same order, as accumulate_row.
+// An `aligned` job of one phase, no codes, float sums straight into float32 dx, where the target has a kernel
+// for its taps (AVX-512; cells a-1, a, a+1 / a-2, a-1, a / a-1, a of the backward's copies, or with src_len
+// a-1, a, a+1 / a, a+1, a+2 / a, a+1 of rows where they lie): false, having written nothing, where it has not.
+// The same sums, in the same order, as accumulate_row (which takes this kernel itself where it can, for 16-bit
+// dx too).
 bool aligned_rows_f32(const RowJob& job);
-bool aligned_rows_bf16(const RowJob& job);
-bool aligned_rows_f16(const RowJob& job);
 
 // Max backward of windows of 3 taps, stride 2 and dilation 1 along H and W (pad_h, pad_w: 0 or 1 before each
 // axis) over one channels-first plane, from a window-local argmax in bytes (jh * 3 + jw), vectorised along the

@@ -347,8 +347,6 @@ void AccumulateRowF64(const RowJob& j) { accumulate_row_by_code<double, double>(
 void AccumulateRowBF16(const RowJob& j) { accumulate_row_by_code<float, bfloat16>(j); }
 void AccumulateRowF16(const RowJob& j) { accumulate_row_by_code<float, float16>(j); }
 bool AlignedRowsF32(const RowJob& j) { return aligned_rows_of<float>(j); }
-bool AlignedRowsBF16(const RowJob& j) { return aligned_rows_of<bfloat16>(j); }
-bool AlignedRowsF16(const RowJob& j) { return aligned_rows_of<float16>(j); }
 
 }  // namespace poolkit::cpu::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();
@@ -360,10 +358,6 @@ POOLKIT_KERNEL_DISPATCH(AccumulateRowF64, accumulate_row_f64, RowJob)
 POOLKIT_KERNEL_DISPATCH(AccumulateRowBF16, accumulate_row_bf16, RowJob)
 POOLKIT_KERNEL_DISPATCH(AccumulateRowF16, accumulate_row_f16, RowJob)
 HWY_EXPORT(AlignedRowsF32);
-HWY_EXPORT(AlignedRowsBF16);
-HWY_EXPORT(AlignedRowsF16);
 bool aligned_rows_f32(const RowJob& j) { return HWY_DYNAMIC_DISPATCH(AlignedRowsF32)(j); }
-bool aligned_rows_bf16(const RowJob& j) { return HWY_DYNAMIC_DISPATCH(AlignedRowsBF16)(j); }
-bool aligned_rows_f16(const RowJob& j) { return HWY_DYNAMIC_DISPATCH(AlignedRowsF16)(j); }
 }  // namespace poolkit::cpu
 #endif
