@@ -38,7 +38,7 @@ struct RowsPlan {
   }
   bool one_window = true;           // one output whose window reads the whole plane, each cell once
   int64_t margin_lo = 0, margin_hi = 0;  // outputs of zeros before and after each row of the plane's copies
-  bool aligned = false;                  // float sums may take RowJob::aligned rows
+  bool aligned = false;                  // float32 sums that may take RowJob::aligned rows
   // max with window-local codes of at most 65,536 cells: each code's taps (jt, jh, jw), for the plane check
   std::vector<uint16_t> code_jt, code_jh, code_jw;
 
@@ -84,7 +84,7 @@ struct RowsPlan {
     // the copies' zero margins, for the kernel's `padded` reads i = a - shift, a in [0, phase_len)
     for (const RowTap& k : wtaps)
       margin_lo = std::max(margin_lo, k.shift), margin_hi = std::max(margin_hi, phase_len - k.shift - a.out);
-    aligned = !b.is_max && phases == 1 && !one_window && !wtaps.empty();
+    aligned = !b.is_max && b.dtype != DType::f64 && phases == 1 && !one_window && !wtaps.empty();
     for (const RowTap& k : wtaps) aligned &= k.shift >= -kRowAlign && k.shift <= kRowAlign;
   }
 };
@@ -205,7 +205,7 @@ void copy_codes(const Backward& b, int64_t n, int64_t c, int64_t ot, int64_t oh,
 }
 
 template <class T>
-bool plane(const RowsPlan& p, Scratch<acc_t<T>>& scratch, int64_t n, int64_t c) {
+bool plane(const RowsPlan& p, Scratch<acc_t<T>>& scratch, int64_t n, int64_t c, const char* next_dy) {
   using A = acc_t<T>;
   using I = code_t<A>;
   auto &q = scratch.q, &acc = scratch.acc;
@@ -218,7 +218,7 @@ bool plane(const RowsPlan& p, Scratch<acc_t<T>>& scratch, int64_t n, int64_t c) 
   // Copies: dy (divided for average) in the accumulation type, the argmax as tap ids, both checked and compact,
   // rows `stride` apart -- for float32 sums the window-local argmax as it is (a valid code is its tap id; the
   // check reads it in place), rows padded with zeros for the vector kernel.
-  const bool vec = !p.wtaps.empty() && !p.one_window, aligned = p.aligned && sizeof(A) == 4;
+  const bool vec = !p.wtaps.empty() && !p.one_window, aligned = p.aligned;
   const auto round_up = [](int64_t n, int64_t m) { return (n + m - 1) / m * m; };
   const int64_t lo = aligned ? kRowAlign : vec ? p.margin_lo : 0, rows = OT * OH;
   const int64_t stride = aligned ? lo + round_up(OW + p.margin_hi, kRowAlign)
@@ -305,12 +305,7 @@ bool plane(const RowsPlan& p, Scratch<acc_t<T>>& scratch, int64_t n, int64_t c) 
   j.code_form = raw ? b.form : sizeof(A) == 8 ? IndexForm::I64 : IndexForm::I32;
   j.padded = vec;
   j.aligned = aligned;
-  // the next plane's dy asked for over this plane's rows (rows_backward's request of it all at once, before
-  // the copy, had those lines arrive while dx's stores wait: 1.2x slower)
-  if (aligned && packed && n * b.C + c + 1 < b.N * b.C) {
-    const int64_t next = n * b.C + c + 1;
-    j.ahead = b.dy.at<char>(b.dy.offset(next / b.C, next % b.C, 0, 0, 0)), j.ahead_bytes = rows * OW * b.esize;
-  }
+  j.ahead = next_dy, j.ahead_bytes = rows * OW * b.esize;
   // (stride 1 sums more terms a cell: there the staging copy cost more than it saved)
   j.stream = b.stream_dx && p.phases > 1;
   const int64_t H = Bt.axis.in;
@@ -431,19 +426,22 @@ bool rows_backward(const Backward& b) {
   const int64_t chunk = std::max<int64_t>(1, 4096 / std::max<int64_t>(1, per_plane));
   const int64_t OT = b.tab.t.axis.out, OH = b.tab.h.axis.out, OW = b.tab.w.axis.out;
   const bool ahead = cells_in_a_row(b.dy, OT, OH, OW) && (!b.is_max || cells_in_a_row(b.am, OT, OH, OW));
-  const bool spread = p.aligned && b.dtype != DType::f64;  // (plane's jobs ask for the next plane themselves)
+  // the next plane's dy and argmax asked for: all at once before this plane, or for aligned rows over this plane's
+  // rows (all at once, before the copy, its lines arrived while dx's stores waited: 1.2x slower)
   return parallel_for((planes + chunk - 1) / chunk, b.work, [&](int64_t task) {
     thread_local Scratch<float> s32;
     thread_local Scratch<double> s64;
     bool ok = true;
     for (int64_t i = task * chunk; i < std::min(planes, (task + 1) * chunk) && ok; ++i) {
       const int64_t n = i / b.C, c = i % b.C;
-      if (ahead && i + 1 < planes && !spread) prefetch_plane(b, (i + 1) / b.C, (i + 1) % b.C);
+      const bool next = ahead && i + 1 < planes;
+      const char* next_dy = next && p.aligned ? b.dy.at<char>(b.dy.offset((i + 1) / b.C, (i + 1) % b.C, 0, 0, 0)) : nullptr;
+      if (next && !p.aligned) prefetch_plane(b, (i + 1) / b.C, (i + 1) % b.C);
       switch (b.dtype) {
-        case DType::f32: ok = plane<float>(p, s32, n, c); break;
-        case DType::f64: ok = plane<double>(p, s64, n, c); break;
-        case DType::bf16: ok = plane<bfloat16>(p, s32, n, c); break;
-        default: ok = plane<float16>(p, s32, n, c); break;
+        case DType::f32: ok = plane<float>(p, s32, n, c, next_dy); break;
+        case DType::f64: ok = plane<double>(p, s64, n, c, next_dy); break;
+        case DType::bf16: ok = plane<bfloat16>(p, s32, n, c, next_dy); break;
+        default: ok = plane<float16>(p, s32, n, c, next_dy); break;
       }
     }
     trim(s32), trim(s64);

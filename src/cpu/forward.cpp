@@ -328,9 +328,9 @@ bool aligned_average_forward(const Forward& f, DType dt) {
       j.row_terms = row_first.data() + ot * OH;
       j.rows = int(OH);
       j.taps = taps.data(), j.ntaps = int(taps.size());
-      j.phase_len = OW, j.width = OW;
+      j.phase_len = OW;
       j.dx = f.y.at<char>(f.y.offset(n, c, ot, 0, 0)), j.dx_row_step = f.y.s[3];
-      j.padded = j.aligned = true;
+      j.aligned = true;
       j.divisor = div.data() + ot * OH * OW;
       j.src_len = W.in;
       if (ot == 0 && i + 1 < planes)  // the next plane's input asked for while this one is summed
