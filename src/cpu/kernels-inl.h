@@ -163,6 +163,12 @@ template <class D, class S>
 HWY_INLINE void store_interleaved(D d, hn::Vec<D> a, hn::Vec<D> b, S* p) {
   if constexpr (kHalf<S>) {
     const hn::RebindToUnsigned<D> du;
+#if POOLKIT_BF16_INSN
+    if constexpr (kBF16<S>) {
+      hn::Vec<decltype(du)> pairs;
+      if (bf16_pairs_by_insn(d, a, b, pairs)) return hn::StoreU(pairs, du, reinterpret_cast<uint32_t*>(p));
+    }
+#endif
     const auto pairs = hn::Or(bits16_in_32<S>(d, a), hn::ShiftLeft<16>(bits16_in_32<S>(d, b)));
     hn::StoreU(pairs, du, reinterpret_cast<uint32_t*>(p));
   } else {
