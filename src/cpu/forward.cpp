@@ -97,6 +97,7 @@ struct Rows {
   int64_t xp, yp, rows, xstep, ystep;
   bool down = false;
   int64_t first = 0, period = 1;
+  int64_t next = 0;  // ForwardJob::next_rows of the whole windows' job
 };
 
 // Runs output row (ot, oh) of the rows `r` (see Rows). Lanes are (ow, c) with `group` channels per output: 1 for
@@ -133,7 +134,9 @@ void run_row(const Forward& f, const RowPlan& p, int64_t ot, int64_t oh, const R
     j.tap_offset = p.off.data();
     j.tap_code = p.code.data();
     j.divisor = p.whole_divisor;
+    j.next_rows = r.next;
     f.kernel(j);
+    j.next_rows = 0;
   }
   j.flat_step = 0;  // a single output's lanes are its channels: one flat index
   for (const RowPlan::Single& s : p.singles) {
@@ -450,8 +453,17 @@ bool simd_forward(Forward& f, const TensorView& x, const TensorView& y) {
       for (int64_t c = c0; c < c1; ++c) {
         const int64_t xp = o * oxs + c * xstep, yp = o * oys + c * ystep;
         for (int64_t ot = 0; ot < OT; ++ot) {
+          // planes of whole rows: each call's last rows ask for the next call's first (the next ot, or the next
+          // plane's first), where its first tap lies
+          int64_t next = 0;
+          if (hb == 0 && he == OH && (ot + 1 < OT || c + 1 < c1)) {
+            const int64_t to = ot + 1 < OT ? ot + 1 : 0, shift = ot + 1 < OT ? 0 : xstep;
+            next = shift + plans[size_t(to * OH)].off[0] - plans[size_t(ot * OH)].off[0];
+          }
           auto one = [&](int64_t oh, int64_t n) {
-            run_row(f, plans[size_t(ot * OH + oh)], ot, oh, Rows{xp, yp, n, hx, hy, true, 0, n}, group, per_output);
+            Rows rows{xp, yp, n, hx, hy, true, 0, n};
+            if (oh == 0 && n == OH) rows.next = next;
+            run_row(f, plans[size_t(ot * OH + oh)], ot, oh, rows, group, per_output);
           };
           for (int64_t oh = 0; oh < hb; ++oh) one(oh, 1);
           one(hb, he - hb);

@@ -48,6 +48,9 @@ struct ForwardJob {
   // down a plane, and on into the next one)
   int64_t code_row_step = 0, code_row_first = 0, code_period = 1;
   bool stream = false;  // y and argmax written by streaming stores where lines are whole (outputs past the cache)
+  // Where the next job of this thread starts, in elements from x (its rows x_row_step apart, its taps assumed
+  // this job's): the last rows ask for its first ones. 0: no next job known.
+  int64_t next_rows = 0;
 };
 
 void max_forward_f32(const ForwardJob& job);
