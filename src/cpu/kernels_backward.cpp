@@ -142,6 +142,42 @@ void tiled_backward(const TiledBackwardJob& j) {
   if (streamed) hwy::FlushStream();
 }
 
+// Average over windows of K outputs at stride 1 along W: the pixels [p0, p1) whose terms in each of the R rows are
+// K outputs, from the first pixel's one step further per pixel. A pixel loads each row's newest term and keeps the
+// other K - 1 in registers from the pixel before (loading every term, the gather had been bound by the cache's
+// bandwidth: 9 loads a vector for 3x3 windows), and sums them in the gather's order (rows in turn, outputs in
+// increasing order), vector by vector of channels (channels a multiple of the vector).
+template <int K, int R, class SIn, class SOut, class D>
+HWY_INLINE void slide_run(D d, const GatherJob& j, int64_t p0, int64_t p1, bool stream) {
+  const int64_t N = int64_t(hn::Lanes(d)), o0 = j.cover_o[j.cover_begin[p0]];
+  for (int64_t c = 0; c < j.channels; c += N) {
+    hn::Vec<D> t[R][K];
+    const SIn* g[R];
+    for (int r = 0; r < R; ++r) {
+      g[r] = static_cast<const SIn*>(j.row_dy[r]) + o0 * j.out_step + c;
+      for (int k = 0; k + 1 < K; ++k) t[r][k + 1] = load_lanes<kUnit>(d, g[r], k * j.out_step);
+    }
+    SOut* dx = static_cast<SOut*>(j.dx) + p0 * j.dx_step + c;
+    for (int64_t at = (K - 1) * j.out_step, p = p0; p < p1; ++p, at += j.out_step, dx += j.dx_step) {
+      auto sum = hn::Zero(d);
+      for (int r = 0; r < R; ++r) {
+        for (int k = 0; k + 1 < K; ++k) t[r][k] = t[r][k + 1];
+        t[r][K - 1] = load_lanes<kUnit>(d, g[r], at);
+        for (int k = 0; k < K; ++k) sum = hn::Add(sum, t[r][k]);
+      }
+      put_values(d, sum, dx, stream);
+    }
+  }
+}
+
+// The end of the run of pixels from p that slide_run<K> takes (p itself when it has not K terms).
+inline int64_t slide_end(const GatherJob& j, int64_t p, int64_t K) {
+  const int64_t o = j.cover_o[j.cover_begin[p]];
+  int64_t e = p;
+  while (e < j.pixels && j.cover_begin[e + 1] - j.cover_begin[e] == K && j.cover_o[j.cover_begin[e]] == o + (e - p)) ++e;
+  return e;
+}
+
 // dy in SIn, dx in SOut (the same, or float32 dy already divided for a 16-bit average), summed in SOut's
 // compute type
 template <class SIn, class SOut, bool kMax, IndexForm kForm>
@@ -167,7 +203,18 @@ void gather_backward(const GatherJob& j) {
   const int64_t dy_bytes = j.channels * int64_t(sizeof(SIn)), am_bytes = kMax ? j.channels * ab : 0;
   const bool stream = j.stream && vector && whole_aligned_rows(j.dx, j.dx_step, j.channels, N, int64_t(sizeof(SOut)));
   int64_t asked = -1;  // the output whose lines were asked for last (pixels in a row often share it)
+  // (average, 3-wide windows at stride 1: runs of pixels slide; rows of 1 to 3 output rows)
+  const bool slides = !kMax && j.consecutive && j.channels % N == 0 && j.nrows >= 1 && j.nrows <= 3;
   for (int64_t p = 0; p < j.pixels; ++p) {
+    if constexpr (!kMax) {
+      if (const int64_t e = slides ? slide_end(j, p, 3) : p; e - p >= 4) {
+        if (j.nrows == 1) slide_run<3, 1, SIn, SOut>(d, j, p, e, stream);
+        else if (j.nrows == 2) slide_run<3, 2, SIn, SOut>(d, j, p, e, stream);
+        else slide_run<3, 3, SIn, SOut>(d, j, p, e, stream);
+        p = e - 1;
+        continue;
+      }
+    }
     SOut* dx = static_cast<SOut*>(j.dx) + p * j.dx_step;
     const int64_t x0 = j.cover_begin[p], x1 = j.cover_begin[p + 1];
     if (ask && p + kAhead < j.pixels) {

@@ -512,38 +512,43 @@ TEST_F(CpuFast, StreamedRowBackwardMatchesReference) {
   }
 }
 
-// Average of stride-1 windows over channels-first planes, forward and backward (the aligned rows of
-// kernels_rows.cpp: 3 taps with padding 1 or 0, 2 taps without; 2 taps with padding 1 take the general rows):
-// rows narrower than a vector, of whole vectors, and over several groups of four vectors; both divisor policies;
-// float32, bfloat16 and float64 (which the aligned rows leave to the general ones).
+// Average of stride-1 windows, forward and backward, over channels-first planes (the aligned rows of
+// kernels_rows.cpp: 3 taps with padding 1 or 0, 2 taps without; 2 taps with padding 1 take the general rows) and
+// channels-last images of whole vectors of channels (the gather's sliding runs of 3-wide windows): rows narrower
+// than a vector, of whole vectors, and over several groups of four vectors; both divisor policies; float32,
+// bfloat16, float16 and float64 (which the aligned rows leave to the general ones).
 TEST_F(CpuFast, StrideOneAverageMatchesReference) {
   struct Window {
     int64_t k, pad;
   };
-  for (Window w : {Window{3, 1}, Window{3, 0}, Window{2, 0}, Window{2, 1}})
-    for (int64_t width : {5, 16, 56, 64, 70, 131})
-      for (DType dt : {DType::f32, DType::bf16, DType::f64})
-        for (int p = 0; p < 2; ++p) {
-          const Geometry g = torch_geometry({9, width}, {w.k, w.k}, {1, 1}, {w.pad, w.pad}, {1, 1}, false);
-          const std::vector<int64_t> out = g.output_size();
-          const Shape xs{2, 3, 9, width}, ys{2, 3, out[0], out[1]};
-          SCOPED_TRACE(std::string(dtype_name(dt)) + " kernel " + std::to_string(w.k) + " pad " +
-                       std::to_string(w.pad) + " width " + std::to_string(width) + " policy " + std::to_string(p));
-          AvgOptions opt;
-          opt.count_include_pad = p == 0;
-          Buf x = make(dt, xs, Layout::ChannelsFirst, false);
-          fill_wide(x.view, rng);  // (sums that round: a change of order shows)
-          Buf y0 = make(dt, ys, Layout::ChannelsFirst, false), y1 = make(dt, ys, Layout::ChannelsFirst, false);
-          ref::avg_pool_forward(g, opt, x.view, y0.view);
-          ASSERT_TRUE(cpu::avg_pool_forward(g, opt, x.view, y1.view));
-          EXPECT_TRUE(same_bits(y0, y1));
-          Buf dy = make(dt, ys, Layout::ChannelsFirst, false);
-          fill_wide(dy.view, rng);
-          Buf dx0 = make(dt, xs, Layout::ChannelsFirst, false), dx1 = make(dt, xs, Layout::ChannelsFirst, false);
-          ref::avg_pool_backward(g, opt, dy.view, dx0.view);
-          ASSERT_TRUE(cpu::avg_pool_backward(g, opt, dy.view, dx1.view));
-          EXPECT_TRUE(same_bits(dx0, dx1));
-        }
+  for (Layout layout : {Layout::ChannelsFirst, Layout::ChannelsLast})
+    for (Window w : {Window{3, 1}, Window{3, 0}, Window{2, 0}, Window{2, 1}})
+      for (int64_t width : {5, 16, 56, 64, 70, 131})
+        for (DType dt : {DType::f32, DType::bf16, DType::f16, DType::f64})
+          for (int p = 0; p < 2; ++p) {
+            const Geometry g = torch_geometry({9, width}, {w.k, w.k}, {1, 1}, {w.pad, w.pad}, {1, 1}, false);
+            const std::vector<int64_t> out = g.output_size();
+            // channels-last: channels that fill whole vectors (the gather's pixels slide along W)
+            const int64_t C = layout == Layout::ChannelsLast ? 32 : 3;
+            const Shape xs{2, C, 9, width}, ys{2, C, out[0], out[1]};
+            SCOPED_TRACE(std::string(dtype_name(dt)) + " kernel " + std::to_string(w.k) + " pad " +
+                         std::to_string(w.pad) + " width " + std::to_string(width) + " policy " + std::to_string(p) +
+                         (layout == Layout::ChannelsLast ? " channels-last" : ""));
+            AvgOptions opt;
+            opt.count_include_pad = p == 0;
+            Buf x = make(dt, xs, layout, false);
+            fill_wide(x.view, rng);  // (sums that round: a change of order shows)
+            Buf y0 = make(dt, ys, layout, false), y1 = make(dt, ys, layout, false);
+            ref::avg_pool_forward(g, opt, x.view, y0.view);
+            ASSERT_TRUE(cpu::avg_pool_forward(g, opt, x.view, y1.view));
+            EXPECT_TRUE(same_bits(y0, y1));
+            Buf dy = make(dt, ys, layout, false);
+            fill_wide(dy.view, rng);
+            Buf dx0 = make(dt, xs, layout, false), dx1 = make(dt, xs, layout, false);
+            ref::avg_pool_backward(g, opt, dy.view, dx0.view);
+            ASSERT_TRUE(cpu::avg_pool_backward(g, opt, dy.view, dx1.view));
+            EXPECT_TRUE(same_bits(dx0, dx1));
+          }
 }
 
 // 3x3 windows of stride 2 over channels-first planes (the dedicated backward of backward_k3s2.cpp, and the
