@@ -28,6 +28,37 @@ volatile float g_sink;  // keeps the sums alive
 
 }  // namespace
 
+// Data as a kernel's: on the EPYC VM poolkit is measured on, streaming stores of lines of zeros ran about twice as
+// fast as of any other data (184-189 against 84-88 GB/s in one minute, 2 threads; lines repeating one nonzero word
+// as fast as distinct words), reads of either alike. The write measure had one thread storing zeros.
+std::vector<char> varied_bytes(size_t size) {
+  std::vector<char> v(size);
+  uint32_t x = 12345;
+  for (size_t i = 0; i + 4 <= size; i += 4) {
+    x = x * 1664525u + 1013904223u;
+    std::memcpy(v.data() + i, &x, 4);
+  }
+  return v;
+}
+
+void stream_words(char* dst, size_t begin, size_t end) {
+#if defined(__SSE2__)
+  const __m128i step = _mm_set1_epi32(4);
+  __m128i v = _mm_add_epi32(_mm_set_epi32(4, 3, 2, 1), _mm_set1_epi32(int(begin / 4)));
+  for (size_t i = begin; i < end; i += 64)
+    for (size_t j = 0; j < 64; j += 16) {
+      _mm_stream_si128(reinterpret_cast<__m128i*>(dst + i + j), v);
+      v = _mm_add_epi32(v, step);
+    }
+  _mm_sfence();
+#else
+  for (size_t i = begin; i + 4 <= end; i += 4) {
+    const uint32_t w = uint32_t(i / 4 + 1);
+    std::memcpy(dst + i, &w, 4);
+  }
+#endif
+}
+
 double median_seconds(int reps, const std::function<void()>& f) {
   f();
   std::vector<double> t;
@@ -80,14 +111,7 @@ double Bandwidth::write(int reps, int threads) {
     {
       size_t begin, end;
       part(size, omp_get_thread_num(), omp_get_num_threads(), begin, end);
-#if defined(__SSE2__)
-      const __m128i v = _mm_set1_epi32(omp_get_thread_num());
-      for (size_t i = begin; i < end; i += 64)
-        for (size_t j = 0; j < 64; j += 16) _mm_stream_si128(reinterpret_cast<__m128i*>(dst + i + j), v);
-      _mm_sfence();
-#else
-      std::memset(dst + begin, omp_get_thread_num(), end - begin);
-#endif
+      stream_words(dst, begin, end);
     }
   });
   return double(size) / t;
