@@ -81,20 +81,32 @@ HWY_INLINE bool bf16_by_insn(DF, hn::Vec<DF> v, hn::Vec<hn::Rebind<uint16_t, DF>
   return true;
 }
 
-// Two 512-bit vectors a, b as bfloat16 pairs (a[i] in the low half of 32-bit lane i, b[i] in the high half) by
-// one VCVTNE2PS2BF16 and one word permute: two conversions, two widenings, a shift and an or before (the row
-// backwards of 16-bit dx store their two cells per output so). False, `out` untouched, as bf16_by_insn.
+// Two 512-bit vectors a, b as 32 bfloat16 patterns, a's 16 then b's, by one VCVTNE2PS2BF16. False, `out`
+// untouched, as bf16_by_insn.
 template <class DF>
-HWY_INLINE bool bf16_pairs_by_insn(DF, hn::Vec<DF> a, hn::Vec<DF> b, hn::Vec<hn::RebindToUnsigned<DF>>& out) {
+HWY_INLINE bool bf16_halves_by_insn(DF, hn::Vec<DF> a, hn::Vec<DF> b, hn::Vec<hn::RebindToUnsigned<DF>>& out) {
   if constexpr (sizeof(a.raw) != 64) {
     return false;
   } else {
     if (!cpu_bf16_insn || (_mm512_fpclass_ps_mask(a.raw, 0x20) | _mm512_fpclass_ps_mask(b.raw, 0x20))) return false;
-    __m512i halves;  // a's 16 patterns, then b's
-    asm("vcvtne2ps2bf16 %2, %1, %0" : "=v"(halves) : "v"(b.raw), "v"(a.raw));
+    asm("vcvtne2ps2bf16 %2, %1, %0" : "=v"(out.raw) : "v"(b.raw), "v"(a.raw));
+    return true;
+  }
+}
+
+// a, b as bfloat16 pairs (a[i] in the low half of 32-bit lane i, b[i] in the high half): bf16_halves_by_insn and
+// one word permute, where two conversions, two widenings, a shift and an or had made them (the row backwards of
+// 16-bit dx store their two cells per output so). False, `out` untouched, as bf16_by_insn.
+template <class DF>
+HWY_INLINE bool bf16_pairs_by_insn(DF df, hn::Vec<DF> a, hn::Vec<DF> b, hn::Vec<hn::RebindToUnsigned<DF>>& out) {
+  if constexpr (sizeof(a.raw) != 64) {
+    return false;
+  } else {
+    hn::Vec<hn::RebindToUnsigned<DF>> halves;
+    if (!bf16_halves_by_insn(df, a, b, halves)) return false;
     alignas(64) static constexpr uint16_t kPairs[32] = {0, 16, 1, 17, 2,  18, 3,  19, 4,  20, 5,  21, 6,  22, 7,  23,
                                                         8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31};
-    out.raw = _mm512_permutexvar_epi16(_mm512_load_si512(kPairs), halves);
+    out.raw = _mm512_permutexvar_epi16(_mm512_load_si512(kPairs), halves.raw);
     return true;
   }
 }

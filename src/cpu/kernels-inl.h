@@ -141,6 +141,27 @@ HWY_INLINE void put_values(D d, hn::Vec<D> v, S* p, bool stream) {
   else put(d, v, p, stream);
 }
 
+// a, then b, to p as S: 16-bit types narrowed into one register of both (bfloat16 by one VCVTNE2PS2BF16 where the
+// CPU has it, see bf16_halves_by_insn) and stored at once.
+template <class D, class S>
+HWY_INLINE void put_values2(D d, hn::Vec<D> a, hn::Vec<D> b, S* p, bool stream) {
+#if HWY_TARGET != HWY_SCALAR  // (no Combine there)
+  if constexpr (kHalf<S>) {
+    const hn::Repartition<uint16_t, D> d16;
+    uint16_t* to = reinterpret_cast<uint16_t*>(p);
+#if POOLKIT_BF16_INSN
+    if constexpr (kBF16<S>) {
+      hn::Vec<hn::RebindToUnsigned<D>> both;
+      if (bf16_halves_by_insn(d, a, b, both)) return put(d16, hn::BitCast(d16, both), to, stream);
+    }
+#endif
+    return put(d16, hn::Combine(d16, bits16<S>(d, b), bits16<S>(d, a)), to, stream);
+  }
+#endif
+  put_values(d, a, p, stream);
+  put_values(d, b, p + hn::Lanes(d), stream);
+}
+
 // float lanes as the 16-bit patterns of S in the low half of 32-bit lanes (upper half zero).
 template <class S, class D>
 HWY_INLINE hn::Vec<hn::RebindToUnsigned<D>> bits16_in_32(D d, hn::Vec<D> v) {

@@ -250,7 +250,7 @@ void gather_backward(const GatherJob& j) {
                 sum[v] = hn::IfThenElse(m, hn::Add(sum[v], load_lanes<kUnit>(d, g, v * N)), sum[v]);
               }
             }
-          for (int v = 0; v < U; ++v) put_values(d, sum[v], dx + c + v * N, stream);
+          for (int v = 0; v < U; v += 2) put_values2(d, sum[v], sum[v + 1], dx + c + v * N, stream);
           return;
         }
       }
