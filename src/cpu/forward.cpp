@@ -456,10 +456,10 @@ bool simd_forward(Forward& f, const TensorView& x, const TensorView& y) {
           // planes of whole rows: each call's last rows ask for the next call's first (the next ot, or the next
           // plane's first), where its first tap lies
           int64_t next = 0;
-          if (hb == 0 && he == OH && (ot + 1 < OT || c + 1 < c1)) {
-            const int64_t to = ot + 1 < OT ? ot + 1 : 0, shift = ot + 1 < OT ? 0 : xstep;
-            next = shift + plans[size_t(to * OH)].off[0] - plans[size_t(ot * OH)].off[0];
-          }
+          const int64_t to = ot + 1 < OT ? ot + 1 : 0, shift = ot + 1 < OT ? 0 : xstep;
+          const RowPlan &here = plans[size_t(ot * OH)], &there = plans[size_t(to * OH)];
+          if (hb == 0 && he == OH && (ot + 1 < OT || c + 1 < c1) && here.whole > 0 && there.whole > 0)
+            next = shift + there.off[0] - here.off[0];
           auto one = [&](int64_t oh, int64_t n) {
             Rows rows{xp, yp, n, hx, hy, true, 0, n};
             if (oh == 0 && n == OH) rows.next = next;
