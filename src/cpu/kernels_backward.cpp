@@ -172,6 +172,7 @@ HWY_INLINE void slide_run(D d, const GatherJob& j, int64_t p0, int64_t p1, bool 
 
 // The end of the run of pixels from p that slide_run<K> takes (p itself when it has not K terms).
 inline int64_t slide_end(const GatherJob& j, int64_t p, int64_t K) {
+  if (j.cover_begin[p + 1] - j.cover_begin[p] != K) return p;  // (a pixel without terms: its begin is past the table)
   const int64_t o = j.cover_o[j.cover_begin[p]];
   int64_t e = p;
   while (e < j.pixels && j.cover_begin[e + 1] - j.cover_begin[e] == K && j.cover_o[j.cover_begin[e]] == o + (e - p)) ++e;
