@@ -9,10 +9,8 @@ namespace poolkit::cli {
 // Median of timed runs after one warm-up; stops early when the runs pass three seconds.
 double median_seconds(int reps, const std::function<void()>& f);
 
-// `size` bytes of pseudo-random 4-byte words (see bandwidth.cpp: why not zeros).
-std::vector<char> varied_bytes(size_t size);
 // dst[begin, end) (whole 64-byte lines, 16-byte aligned) by streaming stores of 4-byte words counting up from
-// begin / 4 + 1: no line of zeros.
+// begin / 4 + 1: no line of zeros (see bandwidth.cpp: why).
 void stream_words(char* dst, size_t begin, size_t end);
 
 class Bandwidth {
@@ -26,7 +24,7 @@ class Bandwidth {
   double write(int reps, int threads);
 
  private:
-  std::vector<char> a_ = varied_bytes(size_t(256) << 20), b_ = std::vector<char>(size_t(256) << 20, 0);
+  std::vector<char> a_ = std::vector<char>(size_t(256) << 20, 1), b_ = std::vector<char>(size_t(256) << 20, 0);
 };
 
 }  // namespace poolkit::cli
