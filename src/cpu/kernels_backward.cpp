@@ -179,6 +179,86 @@ inline int64_t slide_end(const GatherJob& j, int64_t p, int64_t K) {
   return e;
 }
 
+#if HWY_TARGET <= HWY_AVX3
+// Max over 3-wide windows at stride 2 along W, one-byte codes, 64 channels (four float vectors) at a time: the
+// pixels [p0, p1) come in pairs, the first read by one output (its tap 1), the second by that output (tap 2) and
+// the next (tap 0), the next pair's first by that next output (tap 1) again. Each output's codes and dy are
+// loaded, compared and widened once for the three pixels that read them (the general gather did it per term),
+// and the terms are summed in the gather's order: rows in turn, outputs in increasing order.
+template <int R, class SIn, class SOut, class D>
+HWY_INLINE void pair_run(D d, const GatherJob& j, int64_t p0, int64_t p1, bool stream, bool ask) {
+  using V = hn::Vec<D>;
+  using M = hn::Mask<D>;
+  const hn::ScalableTag<uint8_t> d8;
+  const int64_t N = int64_t(hn::Lanes(d)), o0 = j.cover_o[j.cover_begin[p0]];
+  const int64_t dy_bytes = 4 * N * int64_t(sizeof(SIn));  // (and 4N bytes of codes: one line)
+  for (int64_t c = 0; c < j.channels; c += 4 * N) {
+    const SIn* g[R];
+    const uint8_t* a[R];
+    V left[R][4];  // the output shared by the pixel pair before: its dy, and its masks of taps 1 and 2
+    uint64_t left1[R], left2[R];
+    for (int r = 0; r < R; ++r) {
+      g[r] = static_cast<const SIn*>(j.row_dy[r]) + o0 * j.out_step + c;
+      a[r] = static_cast<const uint8_t*>(j.row_am[r]) + o0 * j.out_step + c;
+    }
+    hn::Vec<decltype(d8)> tap[R][3];  // the codes of row r's taps 0, 1, 2
+    for (int r = 0; r < R; ++r)
+      for (int t = 0; t < 3; ++t) tap[r][t] = hn::Set(d8, uint8_t(j.row_code[r] + t));
+    // the masks of taps 0, 1, 2 of output o (relative to o0) in row r, and its dy
+    auto load = [&](int r, int64_t o, V* v, uint64_t* m0, uint64_t* m1, uint64_t* m2) {
+      const auto codes = hn::LoadU(d8, a[r] + o * j.out_step);
+      *m0 = hn::Eq(codes, tap[r][0]).raw, *m1 = hn::Eq(codes, tap[r][1]).raw, *m2 = hn::Eq(codes, tap[r][2]).raw;
+      for (int v4 = 0; v4 < 4; ++v4) v[v4] = load_lanes<kUnit>(d, g[r] + o * j.out_step, v4 * N);
+    };
+    auto add = [&](V* sum, const V* v, uint64_t m) {
+      for (int v4 = 0; v4 < 4; ++v4) {
+        const M k{static_cast<__mmask16>(m >> (16 * v4))};
+        sum[v4] = hn::IfThenElse(k, hn::Add(sum[v4], v[v4]), sum[v4]);
+      }
+    };
+    uint64_t unused;
+    for (int r = 0; r < R; ++r) load(r, 0, left[r], &unused, &left1[r], &left2[r]);
+    SOut* dx = static_cast<SOut*>(j.dx) + p0 * j.dx_step + c;
+    for (int64_t p = p0, o = 1; p < p1; p += 2, ++o, dx += 2 * j.dx_step) {
+      if (ask && p + 4 < p1)  // the lines of the output two pairs ahead (the run's last pair reads output o)
+        for (int r = 0; r < R; ++r) {
+          for (int64_t b = 0; b < dy_bytes; b += 64) prefetch(reinterpret_cast<const char*>(g[r] + (o + 2) * j.out_step) + b);
+          prefetch(a[r] + (o + 2) * j.out_step);
+        }
+      V first[4], second[4];
+      for (int v4 = 0; v4 < 4; ++v4) first[v4] = second[v4] = hn::Zero(d);
+      for (int r = 0; r < R; ++r) {
+        V right[4];
+        uint64_t m0, m1, m2;
+        load(r, o, right, &m0, &m1, &m2);
+        add(first, left[r], left1[r]);
+        add(second, left[r], left2[r]);
+        add(second, right, m0);
+        for (int v4 = 0; v4 < 4; ++v4) left[r][v4] = right[v4];
+        left1[r] = m1, left2[r] = m2;
+      }
+      for (int v4 = 0; v4 < 4; v4 += 2) {
+        put_values2(d, first[v4], first[v4 + 1], dx + v4 * N, stream);
+        put_values2(d, second[v4], second[v4 + 1], dx + j.dx_step + v4 * N, stream);
+      }
+    }
+  }
+}
+#endif
+
+// The end of the run of pixel pairs from p that pair_run takes (p itself where p does not start a pair).
+inline int64_t pair_end(const GatherJob& j, int64_t p) {
+  const int64_t* b = j.cover_begin;
+  if (b[p + 1] - b[p] != 1 || j.cover_j[b[p]] != 1) return p;  // (a pixel without terms: its begin is past the table)
+  const int64_t o = j.cover_o[b[p]];
+  int64_t e = p;
+  while (e + 1 < j.pixels && b[e + 1] - b[e] == 1 && j.cover_o[b[e]] == o + (e - p) / 2 && j.cover_j[b[e]] == 1 &&
+         b[e + 2] - b[e + 1] == 2 && j.cover_o[b[e + 1]] == o + (e - p) / 2 && j.cover_j[b[e + 1]] == 2 &&
+         j.cover_o[b[e + 1] + 1] == o + (e - p) / 2 + 1 && j.cover_j[b[e + 1] + 1] == 0)
+    e += 2;
+  return e;
+}
+
 // dy in SIn, dx in SOut (the same, or float32 dy already divided for a 16-bit average), summed in SOut's
 // compute type
 template <class SIn, class SOut, bool kMax, IndexForm kForm>
@@ -206,7 +286,19 @@ void gather_backward(const GatherJob& j) {
   int64_t asked = -1;  // the output whose lines were asked for last (pixels in a row often share it)
   // (average, 3-wide windows at stride 1: runs of pixels slide; rows of 1 to 3 output rows)
   const bool slides = !kMax && j.consecutive && j.channels % N == 0 && j.nrows >= 1 && j.nrows <= 3;
+  // (max, one-byte codes, 3-wide windows at stride 2: runs of pixel pairs; rows of 1 or 2 output rows)
+  [[maybe_unused]] const bool pairs = j.pairs && !j.flat_codes && j.channels % (4 * N) == 0 && j.nrows >= 1 && j.nrows <= 2;
   for (int64_t p = 0; p < j.pixels; ++p) {
+#if HWY_TARGET <= HWY_AVX3
+    if constexpr (kMax && kForm == IndexForm::U8 && sizeof(T) == 4) {
+      if (const int64_t e = pairs ? pair_end(j, p) : p; e - p >= 4) {
+        if (j.nrows == 1) pair_run<1, SIn, SOut>(d, j, p, e, stream, ask);
+        else pair_run<2, SIn, SOut>(d, j, p, e, stream, ask);
+        p = e - 1;
+        continue;
+      }
+    }
+#endif
     if constexpr (!kMax) {
       if (const int64_t e = slides ? slide_end(j, p, 3) : p; e - p >= 4) {
         if (j.nrows == 1) slide_run<3, 1, SIn, SOut>(d, j, p, e, stream);
