@@ -21,6 +21,9 @@ libdnnl-dev the oneDNN columns are n/a. Where a library has no such call the tab
 (default bench/RESULTS-compare.md) and, beside it, the two charts of bench/charts.py (speed-up over each peer;
 fraction of copy).
 
+The half-bf16 / half-f16 cases are resnet-stem in 16-bit types (`--case half` selects both); ONNX Runtime has no
+bfloat16 pooling, oneDNN a 16-bit type where its build implements it on the CPU (else n/a).
+
 usage: python bench/compare.py [--threads N] [--reps N] [--case NAME]... [--layout nchw|nhwc|both] [--out FILE]
 (poolkit must be importable: pip install . or PYTHONPATH=build/<dir>/python; oneDNN: apt-get install libdnnl-dev)
 """
@@ -42,6 +45,8 @@ CASES = [  # name, shape, kind, kernel, stride, padding, count_include_pad
     ("gap", (256, 2048, 7, 7), "gap", None, None, None, True),
     ("adaptive", (64, 256, 13, 13), "adaptive", None, None, None, True),
     ("pool3d", (8, 64, 32, 32, 32), "max", 2, 2, 0, True),
+    ("half-bf16", (32, 64, 112, 112), "max", 3, 2, 1, True, "bfloat16"),  # resnet-stem in 16-bit types
+    ("half-f16", (32, 64, 112, 112), "max", 3, 2, 1, True, "float16"),
 ]
 FWD, FWD_PRE = "forward (allocating)", "forward (preallocated)"
 TRAIN, BWD_PRE = "train step (allocating)", "backward (preallocated)"
@@ -175,11 +180,12 @@ class Setup:
     """The input, gradient and poolkit geometry of one case in one layout, made once for all its rows."""
 
     def __init__(self, case, layout):
-        self.name, shape, self.kind, k, s, p, cip = case
+        self.name, shape, self.kind, k, s, p, cip = case[:7]
+        self.dtype = getattr(torch, case[7] if len(case) > 7 else "float32")
         self.layout, r = layout, len(shape) - 2
         self.r, self.nhwc = r, layout == "nhwc"
         self.mf = (torch.channels_last if r == 2 else torch.channels_last_3d) if self.nhwc else torch.contiguous_format
-        self.x = torch.rand(shape).contiguous(memory_format=self.mf)
+        self.x = torch.rand(shape).to(self.dtype).contiguous(memory_format=self.mf)
         spatial = list(shape[2:])
         if self.kind in ("gap", "adaptive"):
             self.out_size = [1 if self.kind == "gap" else 7] * r
@@ -191,12 +197,13 @@ class Setup:
             self.cip = cip
         self.y_shape = list(shape[:2]) + list(self.g.output_size())
         self.compact = {"uint8": torch.uint8, "int16": torch.int16, "int32": torch.int32}[self.g.local_argmax_dtype()]
-        self.dy = torch.rand(self.y_shape).contiguous(memory_format=self.mf)
+        self.dy = torch.rand(self.y_shape).to(self.dtype).contiguous(memory_format=self.mf)
         self._ref, self._argmax, self._sessions, self._onednn = {}, {}, {}, {}
 
-    def out(self, shape, dtype=torch.float32, like=None):
-        """An output buffer in this layout (or in like's), filled with NaN / -1 so that an element left unwritten
-        fails the check."""
+    def out(self, shape, dtype=None, like=None):
+        """An output buffer in this layout (or in like's), of the case's type unless given, filled with NaN / -1
+        so that an element left unwritten fails the check."""
+        dtype = dtype or self.dtype
         t = torch.empty(shape, dtype=dtype, memory_format=self.mf) if like is None else torch.empty_like(like)
         return t.fill_(-1 if not t.dtype.is_floating_point else float("nan"))
 
@@ -226,11 +233,17 @@ class Setup:
             self._ref[key] = {"y": y.detach(), "idx": idx, "dx": xg.grad}
         return self._ref[key]
 
+    @staticmethod
+    def host(t):
+        """What poolkit._core's preallocated calls take: the NumPy view, or the tensor itself where NumPy has no
+        such type (bfloat16)."""
+        return t if t.dtype == torch.bfloat16 else t.numpy()
+
     def argmax(self, dtype):
         """poolkit's argmax of x (int64 or compact), for its preallocated backward."""
         if dtype not in self._argmax:
             am = self.out(self.y_shape, dtype)
-            core.max_pool_forward(self.g, self.x.numpy(), self.out(self.y_shape).numpy(), am.numpy())
+            core.max_pool_forward(self.g, self.host(self.x), self.host(self.out(self.y_shape)), self.host(am))
             self._argmax[dtype] = am
         return self._argmax[dtype]
 
@@ -282,8 +295,8 @@ def torch_call(S, op, call):
 
 
 def poolkit_call(S, op, call):
-    x, g, xn = S.x, S.g, S.x.numpy()
-    dyn = S.dy.numpy()
+    x, g, xn = S.x, S.g, S.host(S.x)
+    dyn = S.host(S.dy)
     if op.startswith("max"):
         idx_dtype = None if op == "max" else torch.int64 if "int64" in op else S.compact
         idx_bytes = 0 if idx_dtype is None else S.dy.numel() * torch.empty(0, dtype=idx_dtype).element_size()
@@ -295,11 +308,11 @@ def poolkit_call(S, op, call):
         if call == FWD_PRE:
             y = S.out(S.y_shape)
             am = None if idx_dtype is None else S.out(S.y_shape, idx_dtype)
-            yn, amn = y.numpy(), None if am is None else am.numpy()
+            yn, amn = S.host(y), None if am is None else S.host(am)
             outs = (lambda: (y, am)) if idx_dtype == torch.int64 else (lambda: (y,))  # the compact form is local
             return Call(lambda: core.max_pool_forward(g, xn, yn, amn), size(x, y) + idx_bytes, outs)
         am, dx = S.argmax(idx_dtype), S.out(list(x.shape))
-        amn, dxn = am.numpy(), dx.numpy()
+        amn, dxn = S.host(am), S.host(dx)
         return Call(lambda: core.max_pool_backward(g, dyn, amn, None, dxn), size(S.dy, am, dx), lambda: (dx,))
     if call == FWD:
         fn = S.torch_fn(op)[1]
@@ -308,10 +321,10 @@ def poolkit_call(S, op, call):
         return train_call(S, S.torch_fn(op)[1])
     if call == FWD_PRE:
         y = S.out(S.y_shape)
-        yn = y.numpy()
+        yn = S.host(y)
         return Call(lambda: core.avg_pool_forward(g, S.cip, None, xn, yn), size(x, y), lambda: (y,))
     dx = S.out(list(x.shape))
-    dxn = dx.numpy()
+    dxn = S.host(dx)
     return Call(lambda: core.avg_pool_backward(g, S.cip, None, dyn, dxn), size(S.dy, dx), lambda: (dx,))
 
 
@@ -329,8 +342,9 @@ def ort_session(S, op):
             if op == "avg":
                 attrs["count_include_pad"] = int(S.cip)
             node = helper.make_node("MaxPool" if op.startswith("max") else "AveragePool", ["x"], outputs, **attrs)
-        types = {"y": TensorProto.FLOAT, "i": TensorProto.INT64}
-        graph = helper.make_graph([node], "pool", [helper.make_tensor_value_info("x", TensorProto.FLOAT, S.x.shape)],
+        value = TensorProto.FLOAT16 if S.dtype == torch.float16 else TensorProto.FLOAT
+        types = {"y": value, "i": TensorProto.INT64}
+        graph = helper.make_graph([node], "pool", [helper.make_tensor_value_info("x", value, S.x.shape)],
                                   [helper.make_tensor_value_info(o, types[o], None) for o in outputs])
         model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
         model.ir_version = 8
@@ -339,18 +353,24 @@ def ort_session(S, op):
         # Its threads block when idle: spinning, they kept both cores busy through the next library's timing
         # (poolkit's gap NCHW forward 2.9 -> 8.0 ms right after ONNX Runtime's).
         so.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        S._sessions[key] = ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
+        try:
+            S._sessions[key] = ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
+        except Exception as e:  # (no CPU kernel of the operator for this type): n/a
+            S._sessions[key] = None
+            print(f"\nONNX Runtime n/a for {S.name} {op}: {str(e).splitlines()[0][:200]}", file=sys.stderr)
     return S._sessions[key]
 
 
 def ort_call(S, op, call):
-    if ort is None or S.nhwc or S.kind == "adaptive" or call not in (FWD, FWD_PRE):
-        return None  # ORT's CPU pooling is NCHW, has no adaptive 13->7 operator, and no backward
+    if ort is None or S.nhwc or S.kind == "adaptive" or call not in (FWD, FWD_PRE) or S.dtype == torch.bfloat16:
+        return None  # ORT's CPU pooling is NCHW, has no adaptive 13->7 operator, no backward, no bfloat16
     sess, xn, with_idx = ort_session(S, op), S.x.numpy(), op.startswith("max+")
+    if sess is None:
+        return None
     nbytes = size(S.x, S.dy) + (8 * S.dy.numel() if with_idx else 0)
     if call == FWD:
         return Call(lambda: sess.run(None, {"x": xn}), nbytes)
-    y = np.full(S.y_shape, np.nan, np.float32)
+    y = np.full(S.y_shape, np.nan, xn.dtype)
     i = np.full(S.y_shape, -1, np.int64)
     binding = sess.io_binding()
     binding.bind_ortvalue_input("x", ort.OrtValue.ortvalue_from_numpy(xn))
@@ -371,7 +391,8 @@ def onednn_run(S, alg):
     global ONEDNN_VERSION
     if alg not in S._onednn:
         cmd = [ONEDNN, "--shape", ",".join(map(str, S.x.shape)), "--alg", alg, "--layout", S.layout,
-               "--threads", str(ARGS.threads), "--reps", str(ARGS.reps)]
+               "--threads", str(ARGS.threads), "--reps", str(ARGS.reps),
+               "--dtype", {torch.bfloat16: "bf16", torch.float16: "f16"}.get(S.dtype, "f32")]
         if S.kind in ("gap", "adaptive"):
             cmd += ["--adaptive", str(S.out_size[0])]
         else:
@@ -448,7 +469,10 @@ def check(S, lib, op, call, outs):
     exact = op.startswith("max") and call != BWD_PRE  # sums of gradients and averages may round differently
     for name, a, b in zip(("result", "indices"), outs, want):
         a = a.to(b.dtype)
-        same = torch.equal(a, b) if exact or name == "indices" else torch.allclose(a, b, rtol=1e-5, atol=1e-6)
+        # (16-bit: PyTorch rounds each addition of overlapping windows' gradients to the type, poolkit the float32
+        # sum once; they differ by up to 2 units in the last place)
+        tol = {torch.bfloat16: 2.0 ** -6, torch.float16: 2.0 ** -9}.get(b.dtype, 1e-5)
+        same = torch.equal(a, b) if exact or name == "indices" else torch.allclose(a, b, rtol=tol, atol=tol / 10)
         if not same:
             msg = f"{S.name} {S.layout} {op} {call}: {lib}'s {name} differs from PyTorch's allocating call"
             WARNINGS.append(msg)
@@ -459,7 +483,7 @@ def run():
     copy = copy_bandwidth()
     rows = []
     layouts = ("nchw", "nhwc") if ARGS.layout == "both" else (ARGS.layout,)
-    cases = [c for c in CASES if not ARGS.case or c[0] in ARGS.case]
+    cases = [c for c in CASES if not ARGS.case or any(c[0] == n or c[0].startswith(n + "-") for n in ARGS.case)]
     total = len(layouts) * sum(len(calls) for c in cases for _, calls in operators(c[2]))
     done = 0
     for case in cases:
@@ -520,14 +544,15 @@ def main():
              "Calls: allocating = torch.nn.functional, InferenceSession.run, poolkit.torch; preallocated = outputs "
              "made once before timing, then aten `*.out` / `*_backward.grad_input`, `run_with_iobinding`, oneDNN "
              "`pooling_forward` / `pooling_backward` (format_tag nchw / nhwc, ncdhw / ndhwc), poolkit._core on NumPy "
-             "views of the tensors; train step = forward with autograd, then backward. oneDNN's max rows: without "
+             "views of the tensors (bfloat16: the tensors); train step = forward with autograd, then backward. oneDNN's max rows: without "
              "indices = forward_inference; with indices = forward_training, which writes its workspace (its argmax), "
              "and backward_data from that workspace; global avg = pooling with a 7x7 kernel. "
              "Fraction of copy: each input read once and each output written once, indices at the width that library "
              "stores (oneDNN: its workspace's byte size; train step: x, y, dy, dx). n/a: the library has no such "
              "call (PyTorch: no out= max pool without indices, and `_adaptive_avg_pool2d_backward.out` is a "
-             "generated allocate-and-copy; ONNX Runtime: NCHW forward only, no adaptive 13->7 operator; oneDNN: "
-             "preallocated calls only, no adaptive pooling with uneven windows such as 13->7). torch.compile: "
+             "generated allocate-and-copy; ONNX Runtime: NCHW forward only, no adaptive 13->7 operator, no bfloat16; "
+             "oneDNN: preallocated calls only, no adaptive pooling with uneven windows such as 13->7, and only the "
+             "16-bit types its build implements on this CPU). half-bf16 / half-f16: resnet-stem in bfloat16 / float16. torch.compile: "
              "`torch.compile(fullgraph=True)` (inductor) of the same torch.nn.functional call; poolkit compiled: of "
              "the poolkit.torch call (its registered operators); allocating forward and train step only (the first "
              "call, which compiles, is the warm-up).", "",

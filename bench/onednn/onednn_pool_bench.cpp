@@ -10,7 +10,9 @@
 // of each call are checked against a plain loop in this program ("check": "ok" or what differs).
 //
 // usage: onednn_pool_bench --shape N,C,H,W[,..] --alg max|avg_include|avg_exclude --layout nchw|nhwc
-//            (--kernel K --stride S --pad P | --adaptive O) [--threads T] [--reps R]
+//            (--kernel K --stride S --pad P | --adaptive O) [--threads T] [--reps R] [--dtype f32|bf16|f16]
+// --dtype: the data type of src, dst and their gradients (default f32); where oneDNN has no implementation of the
+// pooling for it on this CPU, the line is {"na": "..."}.
 // --layout nhwc means channels-last (format_tag nhwc, or ndhwc for a 5-d shape). --adaptive O is adaptive pooling to
 // O per spatial dimension, run as the oneDNN pooling that is exactly it where there is one (O = 1: kernel = input,
 // stride 1; input divisible by O: kernel = stride = input / O); otherwise (e.g. 13 -> 7, uneven windows) oneDNN has no
@@ -45,7 +47,8 @@ namespace {
 [[noreturn]] void usage(const char *why) {
     std::fprintf(stderr,
                  "error: %s\nusage: onednn_pool_bench --shape N,C,H,W[,..] --alg max|avg_include|avg_exclude "
-                 "--layout nchw|nhwc (--kernel K --stride S --pad P | --adaptive O) [--threads T] [--reps R]\n",
+                 "--layout nchw|nhwc (--kernel K --stride S --pad P | --adaptive O) [--threads T] [--reps R] "
+                 "[--dtype f32|bf16|f16]\n",
                  why);
     std::exit(2);
 }
@@ -85,6 +88,34 @@ double median_ms(F &&fn, int reps) {
     const size_t n = t.size();
     return n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
 }
+
+// Elements of a oneDNN buffer of type f32, bf16 or f16 as float (16-bit: round to nearest even on the way in).
+struct Cells {
+    void *p;
+    dt type;
+    float get(long i) const {
+        if (type == dt::f32) return static_cast<const float *>(p)[i];
+        const uint16_t b = static_cast<const uint16_t *>(p)[i];
+        if (type == dt::f16) return static_cast<float>(reinterpret_cast<const _Float16 &>(b));
+        const uint32_t u = uint32_t(b) << 16;
+        float f;
+        std::memcpy(&f, &u, 4);
+        return f;
+    }
+    void set(long i, float v) const {
+        if (type == dt::f32) {
+            static_cast<float *>(p)[i] = v;
+        } else if (type == dt::f16) {
+            const _Float16 h = static_cast<_Float16>(v);
+            std::memcpy(static_cast<uint16_t *>(p) + i, &h, 2);
+        } else {
+            uint32_t u;
+            std::memcpy(&u, &v, 4);
+            const uint16_t b = std::isnan(v) ? uint16_t(0x7fc0) : uint16_t((u + 0x7fff + ((u >> 16) & 1)) >> 16);
+            static_cast<uint16_t *>(p)[i] = b;
+        }
+    }
+};
 
 // Logical (n, c, spatial...) -> element offset in the plain layout (channels-last or not).
 struct Layout {
@@ -146,7 +177,7 @@ struct Reference {
 int main(int argc, char **argv) {
     std::vector<long> shape;
     long kernel = -1, stride = -1, pad = 0, adaptive = -1;
-    std::string alg_name, layout = "nchw";
+    std::string alg_name, layout = "nchw", dtype_name = "f32";
     int threads = 0, reps = 5;
     for (int a = 1; a < argc; ++a) {
         const std::string opt = argv[a];
@@ -161,6 +192,7 @@ int main(int argc, char **argv) {
         else if (opt == "--layout") layout = v;
         else if (opt == "--threads") threads = std::stoi(v);
         else if (opt == "--reps") reps = std::stoi(v);
+        else if (opt == "--dtype") dtype_name = v;
         else usage(("unknown option " + opt).c_str());
     }
     if (shape.size() < 3 || shape.size() > 5) usage("--shape needs N,C and 1 to 3 spatial sizes");
@@ -169,6 +201,8 @@ int main(int argc, char **argv) {
     if (!is_max && alg_name != "avg_include" && alg_name != "avg_exclude")
         usage("--alg is max, avg_include or avg_exclude");
     if (reps < 1) usage("--reps must be at least 1");
+    if (dtype_name != "f32" && dtype_name != "bf16" && dtype_name != "f16") usage("--dtype is f32, bf16 or f16");
+    const dt type = dtype_name == "f32" ? dt::f32 : dtype_name == "bf16" ? dt::bf16 : dt::f16;
     const int r = static_cast<int>(shape.size()) - 2;
 
     std::vector<long> K(r), S(r), PL(r, 0), PR(r, 0), out_dims = shape;
@@ -198,7 +232,7 @@ int main(int argc, char **argv) {
     const tag ft = r == 1 ? (cl ? tag::nwc : tag::ncw) : r == 2 ? (cl ? tag::nhwc : tag::nchw)
                                                                 : (cl ? tag::ndhwc : tag::ncdhw);
     const memory::dims src_dims(shape.begin(), shape.end()), dst_dims(out_dims.begin(), out_dims.end());
-    const memory::desc src_md(src_dims, dt::f32, ft), dst_md(dst_dims, dt::f32, ft);
+    const memory::desc src_md(src_dims, type, ft), dst_md(dst_dims, type, ft);
     const memory::dims mK(K.begin(), K.end()), mS(S.begin(), S.end()), mPL(PL.begin(), PL.end()),
         mPR(PR.begin(), PR.end());
 
@@ -207,25 +241,35 @@ int main(int argc, char **argv) {
         dnnl::stream strm(eng);
         using fwd = dnnl::pooling_forward;
         using bwd = dnnl::pooling_backward;
-        const fwd::primitive_desc inf_pd(
-            fwd::desc(dnnl::prop_kind::forward_inference, alg, src_md, dst_md, mS, mK, mPL, mPR), eng);
-        const fwd::primitive_desc train_pd(
-            fwd::desc(dnnl::prop_kind::forward_training, alg, src_md, dst_md, mS, mK, mPL, mPR), eng);
-        const bwd::primitive_desc bwd_pd(bwd::desc(alg, src_md, dst_md, mS, mK, mPL, mPR), eng, train_pd);
+        fwd::primitive_desc inf_pd, train_pd;
+        bwd::primitive_desc bwd_pd;
+        try {
+            inf_pd = fwd::primitive_desc(
+                fwd::desc(dnnl::prop_kind::forward_inference, alg, src_md, dst_md, mS, mK, mPL, mPR), eng);
+            train_pd = fwd::primitive_desc(
+                fwd::desc(dnnl::prop_kind::forward_training, alg, src_md, dst_md, mS, mK, mPL, mPR), eng);
+            bwd_pd = bwd::primitive_desc(bwd::desc(alg, src_md, dst_md, mS, mK, mPL, mPR), eng, train_pd);
+        } catch (const dnnl::error &e) {
+            if (e.status != dnnl_unimplemented) throw;
+            std::printf("{\"na\": \"oneDNN has no %s pooling of %s on this CPU\"}\n", alg_name.c_str(),
+                        dtype_name.c_str());
+            return 0;
+        }
         const memory::desc ws_md = train_pd.workspace_desc();
 
         // every buffer once, filled before timing (src and diff_dst uniform in [0, 1), as torch.rand)
         memory src(src_md, eng), dst(dst_md, eng), ddst(dst_md, eng), dsrc(src_md, eng);
         memory ws = ws_md.get_size() ? memory(ws_md, eng) : memory();
         const long nsrc = Layout{shape, cl}.count(), ndst = Layout{out_dims, cl}.count();
-        float *x = static_cast<float *>(src.get_data_handle()), *y = static_cast<float *>(dst.get_data_handle());
-        float *dy = static_cast<float *>(ddst.get_data_handle()), *dx = static_cast<float *>(dsrc.get_data_handle());
+        const Cells X{src.get_data_handle(), type}, Y{dst.get_data_handle(), type}, DY{ddst.get_data_handle(), type},
+            DX{dsrc.get_data_handle(), type};
         std::mt19937 gen(1);
         std::uniform_real_distribution<float> u(0.f, 1.f);
-        for (long i = 0; i < nsrc; ++i) x[i] = u(gen);
-        for (long i = 0; i < ndst; ++i) dy[i] = u(gen);
-        std::fill(y, y + ndst, std::numeric_limits<float>::quiet_NaN());
-        std::fill(dx, dx + nsrc, std::numeric_limits<float>::quiet_NaN());
+        std::vector<float> x(nsrc), dy(ndst);  // the values as stored (16-bit: rounded)
+        for (long i = 0; i < nsrc; ++i) X.set(i, u(gen)), x[i] = X.get(i);
+        for (long i = 0; i < ndst; ++i) DY.set(i, u(gen)), dy[i] = DY.get(i);
+        for (long i = 0; i < ndst; ++i) Y.set(i, std::numeric_limits<float>::quiet_NaN());
+        for (long i = 0; i < nsrc; ++i) DX.set(i, std::numeric_limits<float>::quiet_NaN());
         if (ws_md.get_size()) std::memset(ws.get_data_handle(), 0xff, ws_md.get_size());
 
         fwd inf(inf_pd), train(train_pd);
@@ -239,7 +283,9 @@ int main(int argc, char **argv) {
         const double t_train = median_ms([&] { train.execute(strm, train_args); strm.wait(); }, reps);
         const double t_bwd = median_ms([&] { back.execute(strm, bwd_args); strm.wait(); }, reps);
 
-        // check dst and diff_src against plain loops (max: the gradient goes to the first maximum of each window)
+        // check dst and diff_src against plain loops (max: the gradient goes to the first maximum of each window;
+        // 16-bit: within two units in the last place of the type, for sums that round at another point)
+        const float tol = type == dt::f32 ? 1e-5f : type == dt::bf16 ? 0x1p-6f : 0x1p-9f;
         const Layout lin{shape, cl}, lout{out_dims, cl};
         const Reference ref{lin, lout, K, S, PL, is_max, alg_name == "avg_include"};
         std::vector<float> want_dx(nsrc, 0.f);
@@ -251,24 +297,24 @@ int main(int argc, char **argv) {
                 for (long o : offs) if (x[o] > x[arg]) arg = o;
                 want = arg < 0 ? -std::numeric_limits<float>::infinity() : x[arg];
                 if (arg >= 0) want_dx[arg] += dy[yo];
-                if (!(y[yo] == want)) ++bad_y;
+                if (!(Y.get(yo) == want)) ++bad_y;
             } else {
                 double sum = 0;
                 for (long o : offs) sum += x[o], want_dx[o] += dy[yo] / static_cast<float>(div);
                 want = static_cast<float>(sum / div);
-                if (!(std::fabs(y[yo] - want) <= 1e-5f * std::fabs(want) + 1e-6f)) ++bad_y;
+                if (!(std::fabs(Y.get(yo) - want) <= tol * std::fabs(want) + tol / 10)) ++bad_y;
             }
         });
         for (long i = 0; i < nsrc; ++i)
-            if (!(std::fabs(dx[i] - want_dx[i]) <= 1e-4f * std::fabs(want_dx[i]) + 1e-5f)) ++bad_dx;
+            if (!(std::fabs(DX.get(i) - want_dx[i]) <= 10 * tol * std::fabs(want_dx[i]) + tol)) ++bad_dx;
         std::string check = "ok";
         if (bad_y || bad_dx)
             check = std::to_string(bad_y) + " of " + std::to_string(ndst) + " dst and " + std::to_string(bad_dx) +
                     " of " + std::to_string(nsrc) + " diff_src differ from plain loops";
 
         const dnnl::version_t *v = dnnl::version();
-        std::printf("{\"onednn\": \"%d.%d.%d\", \"threads\": %d, \"reps\": %d, \"kernel\": [", v->major, v->minor,
-                    v->patch, omp_get_max_threads(), reps);
+        std::printf("{\"onednn\": \"%d.%d.%d\", \"dtype\": \"%s\", \"threads\": %d, \"reps\": %d, \"kernel\": [",
+                    v->major, v->minor, v->patch, dtype_name.c_str(), omp_get_max_threads(), reps);
         for (int d = 0; d < r; ++d) std::printf("%s%ld", d ? ", " : "", K[d]);
         std::printf("], \"stride\": [");
         for (int d = 0; d < r; ++d) std::printf("%s%ld", d ? ", " : "", S[d]);
