@@ -6,6 +6,7 @@
 #include "argmax_local.hpp"
 
 #include <cstdlib>
+#include <memory>
 #include <vector>
 
 #include "common.hpp"
@@ -32,6 +33,16 @@ bool to_local(const Geometry& g3, const TensorView& flat, const TensorView& loca
     job.kernel[a] = int32_t(K), job.pitch[a] = int32_t(K > 1 ? pitch : 1), job.hi[a] = int32_t(K);
   }
   job.span = reach + 1;
+  struct alignas(64) Table { uint8_t code[256]; };  // LocalCodeJob::table, made once for every run
+  std::unique_ptr<Table> table;
+  if (form == IndexForm::U8 && job.span < 255) {
+    table = std::make_unique<Table>();
+    for (int64_t r = 0; r < 256; ++r) {
+      const int32_t code = r < job.span ? local_code(job, r) : -1;  // (below 255: at most 255 cells)
+      table->code[r] = code < 0 ? 255 : uint8_t(code);
+    }
+    job.table = table->code;
+  }
   std::vector<int64_t> base[3];  // per axis and output: the flat offset of the window's origin
   int64_t most = 0;              // the largest |base[0] + base[1] + base[2]| can be
   for (int i = 0; i < 3; ++i) {

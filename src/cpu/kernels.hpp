@@ -321,6 +321,9 @@ struct LocalCodeJob {
   int32_t kernel[3] = {1, 1, 1}, pitch[3] = {1, 1, 1}, lo[3] = {0, 0, 0}, hi[3] = {1, 1, 1};
   IndexForm form = IndexForm::I32;
   void* out = nullptr;
+  // (one-byte codes of whole windows whose offsets stay below 255) the code of each offset r, or 255 where r is
+  // no tap: a byte table look-up where the machine has one (VBMI), instead of a division per axis
+  const uint8_t* table = nullptr;
 };
 // The code of offset r under j's window and bounds, or -1: one value as the kernel's vectors take them (a tap
 // passed at a time: as many steps as the window's extent, where the window has that many cells to read).
