@@ -261,8 +261,7 @@ void gather_row(const Backward& b, const LastPlan& p, const QRows& q, int64_t n,
   j.row_code = code.data();
   j.cover_begin = cw.begin.data(), j.cover_o = cw.o.data(), j.cover_j = cw.j.data();
   j.consecutive = !b.is_max && cw.consecutive;
-  const Axis& w = b.g3.axes[2];
-  j.pairs = b.is_max && w.kind == AxisKind::Regular && w.kernel == 3 && w.stride == 2 && w.dilation == 1;
+  j.pairs_begin = cw.pairs_begin, j.pairs_end = cw.pairs_end;
   j.out_step = q.v.s[4];  // (the argmax has dy's strides, and q is dy for max)
   j.form = b.form;
   j.dx = b.dx.at<char>(b.dx.offset(n, 0, t, h, 0));

@@ -36,6 +36,9 @@ struct Covers {
   std::vector<int64_t> begin;       // per input position, into o / j
   std::vector<int64_t> o, j;
   bool consecutive = true;          // every position's outputs follow one another (stride 1, adaptive bins)
+  // Positions [pairs_begin, pairs_end) in pairs (3-wide windows at stride 2): the first read by one output at its
+  // tap 1, the second by that output at tap 2 and the next at tap 0; the next pair's first by that next output.
+  int64_t pairs_begin = 0, pairs_end = 0;
   explicit Covers(const Axis& a) {
     for (int64_t i = 0; i < a.in; ++i) {
       begin.push_back(int64_t(o.size()));
@@ -48,6 +51,24 @@ struct Covers {
       }
     }
     begin.push_back(int64_t(o.size()));
+    find_pairs(a.in);
+  }
+
+ private:
+  void find_pairs(int64_t in) {
+    auto one = [&](int64_t i, int64_t out, int64_t tap) {  // position i read by `out` at `tap` alone
+      return begin[i + 1] - begin[i] == 1 && o[begin[i]] == out && j[begin[i]] == tap;
+    };
+    for (int64_t i = 0; i < in && pairs_end == 0; ++i) {
+      if (begin[i + 1] - begin[i] != 1 || j[begin[i]] != 1) continue;
+      int64_t e = i;
+      for (int64_t out = o[begin[i]]; e + 1 < in && one(e, out, 1) && begin[e + 2] - begin[e + 1] == 2 &&
+                                       o[begin[e + 1]] == out && j[begin[e + 1]] == 2 &&
+                                       o[begin[e + 1] + 1] == out + 1 && j[begin[e + 1] + 1] == 0;
+           ++out)
+        e += 2;
+      if (e > i) pairs_begin = i, pairs_end = e;
+    }
   }
 };
 

@@ -109,7 +109,7 @@ struct GatherJob {
   const int64_t* row_code = nullptr;
   const int64_t *cover_begin = nullptr, *cover_o = nullptr, *cover_j = nullptr;
   bool consecutive = false;  // (average) each pixel's covering outputs follow one another: terms out_step apart
-  bool pairs = false;        // (max) 3-wide windows at stride 2: pixels in pairs (kernels_backward.cpp, pair_run)
+  int64_t pairs_begin = 0, pairs_end = 0;  // (max) pixels in pairs: Covers::pairs_begin (kernels_backward.cpp, pair_run)
   int64_t out_step = 0;
   bool flat_codes = false;
   IndexForm form = IndexForm::None;

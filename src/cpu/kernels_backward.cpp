@@ -246,19 +246,6 @@ HWY_INLINE void pair_run(D d, const GatherJob& j, int64_t p0, int64_t p1, bool s
 }
 #endif
 
-// The end of the run of pixel pairs from p that pair_run takes (p itself where p does not start a pair).
-inline int64_t pair_end(const GatherJob& j, int64_t p) {
-  const int64_t* b = j.cover_begin;
-  if (b[p + 1] - b[p] != 1 || j.cover_j[b[p]] != 1) return p;  // (a pixel without terms: its begin is past the table)
-  const int64_t o = j.cover_o[b[p]];
-  int64_t e = p;
-  while (e + 1 < j.pixels && b[e + 1] - b[e] == 1 && j.cover_o[b[e]] == o + (e - p) / 2 && j.cover_j[b[e]] == 1 &&
-         b[e + 2] - b[e + 1] == 2 && j.cover_o[b[e + 1]] == o + (e - p) / 2 && j.cover_j[b[e + 1]] == 2 &&
-         j.cover_o[b[e + 1] + 1] == o + (e - p) / 2 + 1 && j.cover_j[b[e + 1] + 1] == 0)
-    e += 2;
-  return e;
-}
-
 // dy in SIn, dx in SOut (the same, or float32 dy already divided for a 16-bit average), summed in SOut's
 // compute type
 template <class SIn, class SOut, bool kMax, IndexForm kForm>
@@ -286,15 +273,16 @@ void gather_backward(const GatherJob& j) {
   int64_t asked = -1;  // the output whose lines were asked for last (pixels in a row often share it)
   // (average, 3-wide windows at stride 1: runs of pixels slide; rows of 1 to 3 output rows)
   const bool slides = !kMax && j.consecutive && j.channels % N == 0 && j.nrows >= 1 && j.nrows <= 3;
-  // (max, one-byte codes, 3-wide windows at stride 2: runs of pixel pairs; rows of 1 or 2 output rows)
-  [[maybe_unused]] const bool pairs = j.pairs && !j.flat_codes && j.channels % (4 * N) == 0 && j.nrows >= 1 && j.nrows <= 2;
+  // (max, one-byte codes, 3-wide windows at stride 2: the run of pixel pairs; rows of 1 or 2 output rows)
+  [[maybe_unused]] const bool pairs = j.pairs_end - j.pairs_begin >= 4 && !j.flat_codes &&
+                                      j.channels % (4 * N) == 0 && j.nrows >= 1 && j.nrows <= 2;
   for (int64_t p = 0; p < j.pixels; ++p) {
 #if HWY_TARGET <= HWY_AVX3
     if constexpr (kMax && kForm == IndexForm::U8 && sizeof(T) == 4) {
-      if (const int64_t e = pairs ? pair_end(j, p) : p; e - p >= 4) {
-        if (j.nrows == 1) pair_run<1, SIn, SOut>(d, j, p, e, stream, ask);
-        else pair_run<2, SIn, SOut>(d, j, p, e, stream, ask);
-        p = e - 1;
+      if (pairs && p == j.pairs_begin) {
+        if (j.nrows == 1) pair_run<1, SIn, SOut>(d, j, p, j.pairs_end, stream, ask);
+        else pair_run<2, SIn, SOut>(d, j, p, j.pairs_end, stream, ask);
+        p = j.pairs_end - 1;
         continue;
       }
     }
