@@ -319,15 +319,13 @@ bool aligned_average_forward(const Forward& f, DType dt) {
       row_first.push_back(int(term_row.size()));
     }
   const int64_t planes = f.N * f.C, in_bytes = (f.x.offset(0, 0, T - 1, H - 1, W.in - 1) + 1) * f.x.esize;
+  std::vector<RowTerm> terms;  // plane (0, 0)'s, moved to each plane by the job's src_shift
+  for (int64_t r : term_row) terms.push_back(RowTerm{f.x.at<float>(r), nullptr, 0});
   return parallel_for(planes, f.work, [&](int64_t i) {
-    thread_local std::vector<RowTerm> terms;
     const int64_t n = i / f.C, c = i % f.C;
-    const float* x = f.x.at<float>(f.x.offset(n, c, 0, 0, 0));
-    terms.resize(term_row.size());
-    for (size_t t = 0; t < term_row.size(); ++t) terms[t] = RowTerm{x + term_row[t], nullptr, 0};
     for (int64_t ot = 0; ot < OT; ++ot) {
       RowJob j;
-      j.terms = terms.data();
+      j.terms = terms.data(), j.src_shift = f.x.offset(n, c, 0, 0, 0) * f.x.esize;
       j.row_terms = row_first.data() + ot * OH;
       j.rows = int(OH);
       j.taps = taps.data(), j.ntaps = int(taps.size());

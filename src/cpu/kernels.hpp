@@ -146,7 +146,8 @@ void gather_avg_backward_f16(const GatherJob& job);
 // multiple of 4 * kRowAlign (the float sums of the commonest tap patterns then go by aligned vectors, see
 // aligned_rows_f32). For aligned_rows only: `divisor`, each cell's sum divided by it (row r's divisors from
 // divisor + r * phase_len, readable through the row's last vector); `src_len`, when not 0, float32 q rows read
-// where they lie, without alignment or margins, cells outside [0, src_len) counting as 0. `ahead`: ahead_bytes
+// where they lie, without alignment or margins, cells outside [0, src_len) counting as 0, each q moved by
+// src_shift bytes (one plane's terms serve every plane); `ahead`: ahead_bytes
 // asked for from the cache, spread over the rows (the next plane's input).
 constexpr int64_t kRowAlign = 16;
 struct RowTerm {
@@ -174,7 +175,7 @@ struct RowJob {
   bool aligned = false;
   bool stream = false;
   const float* divisor = nullptr;
-  int64_t src_len = 0;
+  int64_t src_len = 0, src_shift = 0;
   const char* ahead = nullptr;
   int64_t ahead_bytes = 0;
 };

@@ -86,11 +86,14 @@ struct PhaseSums {
 };
 
 
+// The bytes of the job's `ahead` asked for with each row (whole lines; the last rows may ask for none).
+HWY_INLINE int64_t ahead_share(const RowJob& j) {
+  return j.ahead && j.rows > 0 ? (j.ahead_bytes + 64 * j.rows - 1) / (64 * j.rows) * 64 : 0;
+}
+
 // Row r's share of the job's `ahead` bytes asked for.
-HWY_INLINE void ask_ahead(const RowJob& j, int r) {
-  if (j.ahead)
-    for (int64_t b = r * j.ahead_bytes / j.rows / 64 * 64; b < (r + 1) * j.ahead_bytes / j.rows; b += 64)
-      prefetch(j.ahead + b);
+HWY_INLINE void ask_ahead(const RowJob& j, int r, int64_t share) {
+  for (int64_t b = r * share; b < std::min((r + 1) * share, j.ahead_bytes); b += 64) prefetch(j.ahead + b);
 }
 
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
@@ -113,38 +116,41 @@ HWY_INLINE __m512 tap_cells(const __m512* A, int v) {
     return A[v + 1];
 }
 
-// Cells col .. col + 15 of a term's row q: an aligned load, or (kInPlace) where the row lies, 0 outside its
-// cells [0, n).
-template <bool kInPlace>
-HWY_INLINE __m512 row_cells(const float* q, int64_t col, int64_t n) {
-  if constexpr (!kInPlace) {
-    (void)n;
-    return _mm512_load_ps(q + col);
-  } else {
-    if (col >= 0 && col + 16 <= n) return _mm512_loadu_ps(q + col);
-    const int64_t lo = std::max<int64_t>(0, -col), hi = std::min<int64_t>(16, n - col);
-    if (hi <= lo) return _mm512_setzero_ps();
-    return _mm512_maskz_loadu_ps(__mmask16((((uint32_t(1) << hi) - 1) >> lo) << lo), q + col);
-  }
+// The lanes of cells col .. col + 15 inside a row's cells [0, n).
+HWY_INLINE __mmask16 row_mask(int64_t col, int64_t n) {
+  const int64_t lo = std::clamp<int64_t>(-col, 0, 16), hi = std::clamp<int64_t>(n - col, 0, 16);
+  return hi <= lo ? __mmask16(0) : __mmask16((((uint32_t(1) << hi) - 1) >> lo) << lo);
 }
 
 template <class O, bool kInPlace, int... Ss>
 void aligned_rows(const RowJob& j) {
   constexpr int V = 4;
   const hn::ScalableTag<float> d;
-  const int64_t len = j.phase_len, whole = len / 16, tail = len % 16;
+  const int64_t len = j.phase_len, whole = len / 16, tail = len % 16, share = ahead_share(j);
+  // (in place) the lanes inside the row of the vectors loaded, vector k (cells 16 (k - 1) on) in mask[k], made
+  // once for rows up to kMasked cells
+  constexpr int64_t kMasked = 1024;
+  __mmask16 mask[kMasked / 16 + V + 2];
+  const bool masked_once = len <= kMasked;
+  if (kInPlace && masked_once)
+    for (int64_t k = 0; k < (len + V * 16 - 1) / (V * 16) * V + 2; ++k) mask[k] = row_mask(16 * (k - 1), j.src_len);
   for (int r = 0; r < j.rows; ++r) {
     const RowTerm* terms = j.terms + (j.row_terms ? j.row_terms[r] : 0);
     const int nterms = j.row_terms ? j.row_terms[r + 1] - j.row_terms[r] : j.nterms;
     O* out = static_cast<O*>(j.dx) + r * j.dx_row_step;
-    ask_ahead(j, r);
+    ask_ahead(j, r, share);
     for (int64_t c0 = 0; c0 < len; c0 += V * 16) {
       __m512 sum[V];
       for (int v = 0; v < V; ++v) sum[v] = _mm512_setzero_ps();
+      __mmask16 m_here[V + 2];
+      const __mmask16* m = masked_once ? mask + c0 / 16 : m_here;
+      if (kInPlace && !masked_once)
+        for (int i = 0; i < V + 2; ++i) m_here[i] = row_mask(c0 - 16 + 16 * i, j.src_len);
       for (int t = 0; t < nterms; ++t) {
-        const float* q = static_cast<const float*>(terms[t].q);
+        const float* q = reinterpret_cast<const float*>(static_cast<const char*>(terms[t].q) + j.src_shift) + c0 - 16;
         __m512 A[V + 2];
-        for (int i = 0; i < V + 2; ++i) A[i] = row_cells<kInPlace>(q, c0 - 16 + 16 * i, j.src_len);
+        for (int i = 0; i < V + 2; ++i)
+          A[i] = kInPlace ? _mm512_maskz_loadu_ps(m[i], q + 16 * i) : _mm512_load_ps(q + 16 * i);
         for (int v = 0; v < V; ++v) ((sum[v] = _mm512_add_ps(sum[v], tap_cells<Ss>(A, v))), ...);
       }
       for (int v = 0; v < V; ++v) {
@@ -291,7 +297,7 @@ void accumulate_row(const RowJob& j) {
   if constexpr (std::is_same_v<T, float> && std::is_void_v<C>)
     if (aligned_rows_of<O>(j)) return;
   T* acc = static_cast<T*>(j.acc);
-  const int64_t L = j.phase_len, S = j.phases;
+  const int64_t L = j.phase_len, S = j.phases, share = ahead_share(j);
   // (no thread-local vector: its lookup costs more than a small plane's rows)
   PhaseSums<T, C> few[4];
   std::vector<PhaseSums<T, C>> many(size_t(S > 4 ? S : 0));
@@ -311,7 +317,7 @@ void accumulate_row(const RowJob& j) {
     for (int64_t ph = 0; ph < S; ++ph)
       phase[ph].terms = j.terms + first, phase[ph].nterms = j.row_terms ? j.row_terms[r + 1] - first : j.nterms;
     O* dx = j.dx ? static_cast<O*>(j.dx) + r * j.dx_row_step : nullptr;
-    ask_ahead(j, r);
+    ask_ahead(j, r, share);
     if (dx && j.stream && !one_range) out.emplace(dx);
     if (out) dx = reinterpret_cast<O*>(out->next(row_bytes));
     const bool direct = dx && (S == 1 || (S == 2 && two_phases(phase[0], phase[1], dx, j.width, L)));
