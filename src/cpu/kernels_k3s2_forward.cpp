@@ -101,7 +101,7 @@ class HalfPlane {
             best = {m.key, m.bits, c}, first = false;
             continue;
           }
-          const __mmask32 take = _mm512_cmpgt_epi16_mask(m.key, best.key) | nan(m.key);
+          const __mmask32 take = greater_or_nan(m.key, best.key);
           best = {_mm512_mask_mov_epi16(best.key, take, m.key), _mm512_mask_mov_epi16(best.bits, take, m.bits),
                   _mm512_mask_mov_epi16(best.code, take, c)};
         }
@@ -112,7 +112,10 @@ class HalfPlane {
   }
 
  private:
-  static __mmask32 nan(__m512i key) { return _mm512_cmpeq_epi16_mask(key, _mm512_set1_epi16(0x7FFF)); }
+  // Where key k replaces key best: k greater, or NaN (0x7FFF, the largest key): k above best capped below NaN's.
+  static __mmask32 greater_or_nan(__m512i k, __m512i best) {
+    return _mm512_cmpgt_epi16_mask(k, _mm512_min_epi16(best, _mm512_set1_epi16(0x7FFE)));
+  }
   static __m512i key(__m512i v) {
     const __m512i mag = _mm512_and_si512(v, _mm512_set1_epi16(0x7FFF));
     const __m512i k = _mm512_mask_sub_epi16(mag, _mm512_movepi16_mask(v), _mm512_setzero_si512(), mag);
@@ -123,10 +126,10 @@ class HalfPlane {
     __m512i v0, v1, v2;
     taps.load(row, _mm512_set1_epi16(short(0x8000 | kInf)), v0, v1, v2);
     const __m512i k0 = key(v0), k1 = key(v1), k2 = key(v2);
-    const __mmask32 take1 = _mm512_cmpgt_epi16_mask(k1, k0) | nan(k1) | taps.left();
+    const __mmask32 take1 = greater_or_nan(k1, k0) | taps.left();
     Max m{_mm512_mask_mov_epi16(k0, take1, k1), _mm512_mask_mov_epi16(v0, take1, v1),
           _mm512_maskz_mov_epi16(take1, _mm512_set1_epi16(1))};
-    const __mmask32 take2 = _mm512_cmpgt_epi16_mask(k2, m.key) | nan(k2);
+    const __mmask32 take2 = greater_or_nan(k2, m.key);
     m.key = _mm512_mask_mov_epi16(m.key, take2, k2), m.bits = _mm512_mask_mov_epi16(m.bits, take2, v2);
     m.code = _mm512_mask_mov_epi16(m.code, take2, _mm512_set1_epi16(2));
     return m;
