@@ -58,7 +58,7 @@ HWY_INLINE void k3s2_output(const K3S2ForwardJob& j, int64_t oh, int64_t ow) {
 
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
 // 16-bit floats (bfloat16, float16) on AVX-512 without widening: each value compared as a 16-bit integer key
-// (its magnitude, negated for a set sign bit, so -0 and +0 tie; every NaN the largest key, 0x7FFF), 32 windows a
+// (its magnitude, negated for a set sign bit, so -0 and +0 tie; a NaN's above every number's), 32 windows a
 // vector, their taps from word permutes (RowTaps, k3s2_taps-inl.h; cells outside the row: -inf). The rule is the
 // float kernel's: where a tap's key is greater, or it is NaN, it replaces the maximum (the first maximum, the last
 // NaN), each row's three taps, then the rows in order; the left padding cell gives way to tap 1, the -inf past the
@@ -112,14 +112,16 @@ class HalfPlane {
   }
 
  private:
-  // Where key k replaces key best: k greater, or NaN (0x7FFF, the largest key): k above best capped below NaN's.
+  // Where key k replaces key best: k greater, or NaN (a key above infinity's): k above best capped at infinity.
   static __mmask32 greater_or_nan(__m512i k, __m512i best) {
-    return _mm512_cmpgt_epi16_mask(k, _mm512_min_epi16(best, _mm512_set1_epi16(0x7FFE)));
+    return _mm512_cmpgt_epi16_mask(k, _mm512_min_epi16(best, _mm512_set1_epi16(kInf)));
   }
+  // The magnitude, negated where the sign is set but the value is no NaN (as a 16-bit integer, at most -infinity's
+  // bits): a NaN keeps its magnitude, above infinity's whatever its sign.
   static __m512i key(__m512i v) {
     const __m512i mag = _mm512_and_si512(v, _mm512_set1_epi16(0x7FFF));
-    const __m512i k = _mm512_mask_sub_epi16(mag, _mm512_movepi16_mask(v), _mm512_setzero_si512(), mag);
-    return _mm512_mask_mov_epi16(k, _mm512_cmpgt_epi16_mask(mag, _mm512_set1_epi16(kInf)), _mm512_set1_epi16(0x7FFF));
+    const __mmask32 negative = _mm512_cmple_epi16_mask(v, _mm512_set1_epi16(short(0x8000 | kInf)));
+    return _mm512_mask_sub_epi16(mag, negative, _mm512_setzero_si512(), mag);
   }
   // the three taps of one input row for the chunk's windows: the maximum's key, bits and code (0-2)
   HWY_INLINE Max three(const Taps& taps, const uint16_t* row) const {
