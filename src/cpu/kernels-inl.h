@@ -81,6 +81,33 @@ HWY_INLINE int64_t vector_at(const Lanes& l, int64_t lane, int64_t at0) {
 }
 template <int M> constexpr int kLoadAs = M == kGroup ? kUnit : M;
 template <class S> constexpr bool kHalf = sizeof(S) == 2;
+
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+// 16-bit floats (bfloat16, float16) compared as 16-bit integer keys without widening: the magnitude, negated where
+// the sign is set but the value is no NaN (as a 16-bit integer, at most -infinity's bits), so that -0 and +0 tie
+// and a NaN, whatever its sign, keeps its magnitude, above infinity's.
+template <class S> constexpr uint16_t kHalfInf = std::is_same_v<S, bfloat16> ? 0x7F80 : 0x7C00;
+template <class S>
+HWY_INLINE __m512i half_key(__m512i v) {
+  const __m512i mag = _mm512_and_si512(v, _mm512_set1_epi16(0x7FFF));
+  const __mmask32 negative = _mm512_cmple_epi16_mask(v, _mm512_set1_epi16(short(0x8000 | kHalfInf<S>)));
+  return _mm512_mask_sub_epi16(mag, negative, _mm512_setzero_si512(), mag);
+}
+// Where key k replaces the maximum's key `best` by the reference's rule (greater, or NaN: the first maximum, the
+// last NaN): k above best capped at infinity's key.
+template <class S>
+HWY_INLINE __mmask32 half_key_replaces(__m512i k, __m512i best) {
+  return _mm512_cmpgt_epi16_mask(k, _mm512_min_epi16(best, _mm512_set1_epi16(short(kHalfInf<S>))));
+}
+// The bits of values whose keys these are, as a maximum stores them: a NaN quiet, as dtype.hpp's rounding leaves
+// it.
+template <class S>
+HWY_INLINE __m512i half_quiet(__m512i bits, __m512i key) {
+  const short quiet = std::is_same_v<S, bfloat16> ? 0x0040 : 0x0200;
+  const __mmask32 nan = _mm512_cmpgt_epi16_mask(key, _mm512_set1_epi16(short(kHalfInf<S>)));
+  return _mm512_mask_mov_epi16(bits, nan, _mm512_or_si512(bits, _mm512_set1_epi16(quiet)));
+}
+#endif
 template <class S> constexpr bool kBF16 = std::is_same_v<S, bfloat16>;
 
 // float16 converted by the F16C instructions where the target has them. Widening is exact for every value but

@@ -58,15 +58,13 @@ HWY_INLINE void k3s2_output(const K3S2ForwardJob& j, int64_t oh, int64_t ow) {
 
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
 // 16-bit floats (bfloat16, float16) on AVX-512 without widening: each value compared as a 16-bit integer key
-// (its magnitude, negated for a set sign bit, so -0 and +0 tie; a NaN's above every number's), 32 windows a
-// vector, their taps from word permutes (RowTaps, k3s2_taps-inl.h; cells outside the row: -inf). The rule is the
+// (half_key, kernels-inl.h), 32 windows a vector, their taps from word permutes (RowTaps, k3s2_taps-inl.h; cells outside the row: -inf). The rule is the
 // float kernel's: where a tap's key is greater, or it is NaN, it replaces the maximum (the first maximum, the last
 // NaN), each row's three taps, then the rows in order; the left padding cell gives way to tap 1, the -inf past the
 // row never replaces. The selected cell's own bits travel beside its key. Chunks outer, output rows inner: the
 // bottom row's maximum stays in registers for the next output row.
 template <class S>
 class HalfPlane {
-  static constexpr uint16_t kInf = std::is_same_v<S, bfloat16> ? 0x7F80 : 0x7C00;
   using Taps = RowTaps<uint16_t>;
   struct Max {
     __m512i key, bits, code;
@@ -101,37 +99,27 @@ class HalfPlane {
             best = {m.key, m.bits, c}, first = false;
             continue;
           }
-          const __mmask32 take = greater_or_nan(m.key, best.key);
+          const __mmask32 take = half_key_replaces<S>(m.key, best.key);
           best = {_mm512_mask_mov_epi16(best.key, take, m.key), _mm512_mask_mov_epi16(best.bits, take, m.bits),
                   _mm512_mask_mov_epi16(best.code, take, c)};
         }
-        _mm512_mask_storeu_epi16(static_cast<uint16_t*>(j_.y) + oh * j_.y_row + o0, out, best.bits);
+        _mm512_mask_storeu_epi16(static_cast<uint16_t*>(j_.y) + oh * j_.y_row + o0, out,
+                                 half_quiet<S>(best.bits, best.key));
         if (j_.am) _mm256_mask_storeu_epi8(j_.am + oh * j_.y_row + o0, out, _mm512_cvtepi16_epi8(best.code));
       }
     }
   }
 
  private:
-  // Where key k replaces key best: k greater, or NaN (a key above infinity's): k above best capped at infinity.
-  static __mmask32 greater_or_nan(__m512i k, __m512i best) {
-    return _mm512_cmpgt_epi16_mask(k, _mm512_min_epi16(best, _mm512_set1_epi16(kInf)));
-  }
-  // The magnitude, negated where the sign is set but the value is no NaN (as a 16-bit integer, at most -infinity's
-  // bits): a NaN keeps its magnitude, above infinity's whatever its sign.
-  static __m512i key(__m512i v) {
-    const __m512i mag = _mm512_and_si512(v, _mm512_set1_epi16(0x7FFF));
-    const __mmask32 negative = _mm512_cmple_epi16_mask(v, _mm512_set1_epi16(short(0x8000 | kInf)));
-    return _mm512_mask_sub_epi16(mag, negative, _mm512_setzero_si512(), mag);
-  }
   // the three taps of one input row for the chunk's windows: the maximum's key, bits and code (0-2)
   HWY_INLINE Max three(const Taps& taps, const uint16_t* row) const {
     __m512i v0, v1, v2;
-    taps.load(row, _mm512_set1_epi16(short(0x8000 | kInf)), v0, v1, v2);
-    const __m512i k0 = key(v0), k1 = key(v1), k2 = key(v2);
-    const __mmask32 take1 = greater_or_nan(k1, k0) | taps.left();
+    taps.load(row, _mm512_set1_epi16(short(0x8000 | kHalfInf<S>)), v0, v1, v2);
+    const __m512i k0 = half_key<S>(v0), k1 = half_key<S>(v1), k2 = half_key<S>(v2);
+    const __mmask32 take1 = half_key_replaces<S>(k1, k0) | taps.left();
     Max m{_mm512_mask_mov_epi16(k0, take1, k1), _mm512_mask_mov_epi16(v0, take1, v1),
           _mm512_maskz_mov_epi16(take1, _mm512_set1_epi16(1))};
-    const __mmask32 take2 = greater_or_nan(k2, m.key);
+    const __mmask32 take2 = half_key_replaces<S>(k2, m.key);
     m.key = _mm512_mask_mov_epi16(m.key, take2, k2), m.bits = _mm512_mask_mov_epi16(m.bits, take2, v2);
     m.code = _mm512_mask_mov_epi16(m.code, take2, _mm512_set1_epi16(2));
     return m;

@@ -391,33 +391,36 @@ int64_t differ_but_nan_payloads(const Buf& a, const Buf& b, DType dt) {
   return differ;
 }
 
-// The 16-bit forward kernels widen on load and round on store: every one of the 65,536 bit patterns
-// (subnormals, infinities, quiet and signalling NaN) as input, next to every other in the windows, in both
-// channels-first loads (pairs and units) and channels-last, gives the reference's bits (for average, a window
-// with several NaN gives a NaN, its payload open).
+// The 16-bit forward kernels: every one of the 65,536 bit patterns (subnormals, infinities, quiet and signalling
+// NaN) as input, next to every other in the windows, in both channels-first loads (pairs and units) and
+// channels-last, gives the reference's bits (a signalling NaN comes out quiet, as dtype.hpp's rounding leaves it;
+// for average, a window with several NaN gives a NaN, its payload open). 3x3 windows of stride 2: the integer keys
+// of channels-first planes; 64 channels: those of channels-last pixels, 32 channels a vector.
 TEST_F(CpuFast, HalfForwardOnEvery16BitPattern) {
+  const int64_t windows[][2] = {{1, 1}, {2, 2}, {3, 1}, {3, 2}};  // (kernel, stride)
   for (DType dt : {DType::bf16, DType::f16})
     for (Layout lay : {Layout::ChannelsFirst, Layout::ChannelsLast})
-      for (int64_t k : {int64_t(1), int64_t(2), int64_t(3)}) {
-        SCOPED_TRACE(std::string(dtype_name(dt)) + " layout " + std::to_string(int(lay)) + " kernel " +
-                     std::to_string(k));
-        const Shape xs{1, 8, 64, 128};
-        Geometry g = torch_geometry({64, 128}, {k, k}, {k == 3 ? 1 : k, k == 3 ? 1 : k}, {k / 2, k / 2}, {1, 1}, false);
-        const Shape ys{1, 8, g.output_size()[0], g.output_size()[1]};
-        Buf x = make(dt, xs, lay, false);
-        uint16_t* bits = static_cast<uint16_t*>(x.view.data);
-        for (int64_t i = 0; i < xs.numel(); ++i) bits[i] = uint16_t(i * 40503);  // a permutation of all patterns
-        Buf y0 = make(dt, ys, lay, false), y1 = make(dt, ys, lay, false);
-        Buf a0 = make(DType::u8, ys, lay, false), a1 = make(DType::u8, ys, lay, false);
-        ref::max_pool_forward(g, x.view, y0.view, a0.view);
-        ASSERT_TRUE(cpu::max_pool_forward(g, x.view, y1.view, a1.view));
-        EXPECT_TRUE(same_bits(y0, y1));
-        EXPECT_TRUE(same_bits(a0, a1));
-        Buf z0 = make(dt, ys, lay, false), z1 = make(dt, ys, lay, false);
-        ref::avg_pool_forward(g, AvgOptions{}, x.view, z0.view);
-        ASSERT_TRUE(cpu::avg_pool_forward(g, AvgOptions{}, x.view, z1.view));
-        EXPECT_EQ(differ_but_nan_payloads(z0, z1, dt), 0);
-      }
+      for (const auto& w : windows)
+        for (const Shape& xs : {Shape{1, 8, 64, 128}, Shape{1, 64, 32, 32}}) {
+          const int64_t k = w[0], s = w[1];
+          SCOPED_TRACE(std::string(dtype_name(dt)) + " layout " + std::to_string(int(lay)) + " kernel " +
+                       std::to_string(k) + " stride " + std::to_string(s) + " channels " + std::to_string(xs[1]));
+          Geometry g = torch_geometry({xs[2], xs[3]}, {k, k}, {s, s}, {k / 2, k / 2}, {1, 1}, false);
+          const Shape ys{1, xs[1], g.output_size()[0], g.output_size()[1]};
+          Buf x = make(dt, xs, lay, false);
+          uint16_t* bits = static_cast<uint16_t*>(x.view.data);
+          for (int64_t i = 0; i < xs.numel(); ++i) bits[i] = uint16_t(i * 40503);  // a permutation of all patterns
+          Buf y0 = make(dt, ys, lay, false), y1 = make(dt, ys, lay, false);
+          Buf a0 = make(DType::u8, ys, lay, false), a1 = make(DType::u8, ys, lay, false);
+          ref::max_pool_forward(g, x.view, y0.view, a0.view);
+          ASSERT_TRUE(cpu::max_pool_forward(g, x.view, y1.view, a1.view));
+          EXPECT_TRUE(same_bits(y0, y1));
+          EXPECT_TRUE(same_bits(a0, a1));
+          Buf z0 = make(dt, ys, lay, false), z1 = make(dt, ys, lay, false);
+          ref::avg_pool_forward(g, AvgOptions{}, x.view, z0.view);
+          ASSERT_TRUE(cpu::avg_pool_forward(g, AvgOptions{}, x.view, z1.view));
+          EXPECT_EQ(differ_but_nan_payloads(z0, z1, dt), 0);
+        }
 }
 
 // The 16-bit channels-last max backward of overlapping windows (3x3, stride 2: the gather, widening dy at each
