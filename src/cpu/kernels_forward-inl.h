@@ -229,29 +229,32 @@ HWY_INLINE void max_tap(D d, const S* xt, const int64_t* at, hn::Vec<IdxD> code,
 }
 
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
-// 32 channels of a 16-bit channels-last window from x (its taps at j.tap_offset) by integer keys (half_key,
-// kernels-inl.h): the same choice as max_tap's, the chosen cell's own bits stored, its code (kByteIndex) to am.
-// Against max_tap's widening to float32, 16 lanes at a time: resnet-stem's channels-last forward, bench/RESULTS.md.
+// 64 channels of a 16-bit channels-last window from x (its taps at j.tap_offset), two vectors of 32 by integer keys
+// (half_key, kernels-inl.h): the same choice as max_tap's, the chosen cells' own bits stored (a NaN quiet), their
+// codes (kByteIndex) to am. Against max_tap's widening to float32, 16 lanes at a time: bench/RESULTS.md, session 29.
 template <class S, int kIdx, int kTaps>
-HWY_INLINE void half_group_max(const ForwardJob& j, const S* x, S* y, uint8_t* am, bool stream) {
+HWY_INLINE void half_group_max(const ForwardJob& j, const S* x, S* y, uint8_t* am) {
   const uint16_t* p = reinterpret_cast<const uint16_t*>(x);
-  __m512i bits = _mm512_loadu_si512(p + j.tap_offset[0]), best = half_key<S>(bits);
-  __m256i code = _mm256_set1_epi8(char(j.tap_code[0]));
+  __m512i bits[2], best[2];
+  __m256i code[2];
+  for (int h = 0; h < 2; ++h) {
+    bits[h] = _mm512_loadu_si512(p + j.tap_offset[0] + 32 * h), best[h] = half_key<S>(bits[h]);
+    code[h] = _mm256_set1_epi8(char(j.tap_code[0]));
+  }
   const int ntaps = kTaps > 0 ? kTaps : j.ntaps;
 #pragma GCC unroll 9
-  for (int t = 1; t < ntaps; ++t) {
-    const __m512i v = _mm512_loadu_si512(p + j.tap_offset[t]), key = half_key<S>(v);
-    const __mmask32 take = half_key_replaces<S>(key, best);
-    best = _mm512_mask_mov_epi16(best, take, key), bits = _mm512_mask_mov_epi16(bits, take, v);
-    if constexpr (kIdx == kByteIndex) code = _mm256_mask_mov_epi8(code, take, _mm256_set1_epi8(char(j.tap_code[t])));
-  }
-  // (streamed: every vector's 64 bytes one whole line where the first is, the codes' 32 half of one)
-  bits = half_quiet<S>(bits, best);
-  if (stream && reinterpret_cast<uintptr_t>(y) % 64 == 0) _mm512_stream_si512(reinterpret_cast<__m512i*>(y), bits);
-  else _mm512_storeu_si512(y, bits);
-  if constexpr (kIdx == kByteIndex) {
-    if (stream && reinterpret_cast<uintptr_t>(am) % 32 == 0) _mm256_stream_si256(reinterpret_cast<__m256i*>(am), code);
-    else _mm256_storeu_si256(reinterpret_cast<__m256i*>(am), code);
+  for (int t = 1; t < ntaps; ++t)
+    for (int h = 0; h < 2; ++h) {
+      const __m512i v = _mm512_loadu_si512(p + j.tap_offset[t] + 32 * h), key = half_key<S>(v);
+      const __mmask32 take = half_key_replaces<S>(key, best[h]);
+      best[h] = _mm512_mask_mov_epi16(best[h], take, key), bits[h] = _mm512_mask_mov_epi16(bits[h], take, v);
+      if constexpr (kIdx == kByteIndex)
+        code[h] = _mm256_mask_mov_epi8(code[h], take, _mm256_set1_epi8(char(j.tap_code[t])));
+    }
+  // (ordinary stores: streamed where lines were whole, bfloat16 and float16 resnet-stem ran no faster, less steady)
+  for (int h = 0; h < 2; ++h) {
+    _mm512_storeu_si512(y + 32 * h, half_quiet<S>(bits[h], best[h]));
+    if constexpr (kIdx == kByteIndex) _mm256_storeu_si256(reinterpret_cast<__m256i*>(am + 32 * h), code[h]);
   }
 }
 #endif
@@ -344,12 +347,11 @@ HWY_NOINLINE void max_rows(const ForwardJob& j) {
       vector_starts(d, k, end, lane, U);
       for (int v = 0; v < U; ++v) lane[v] += k, at[v] = vector_at<M, U>(l, lane[v], at0);
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
-      // 16-bit channels-last pixels: 32 channels a vector, compared as integer keys, where vectors pair up
+      // 16-bit channels-last pixels: 32 channels a vector, compared as integer keys, where the four are contiguous
       if constexpr (kHalf<S> && M == kGroup && U == 4 && kIdx != kWideIndex)
-        if (lane[1] == lane[0] + N && lane[3] == lane[2] + N && at[1] == at[0] + N && at[3] == at[2] + N) {
-          for (int v = 0; v < U; v += 2)
-            half_group_max<S, kIdx, kTaps>(j, x + at[v], y + lane[v],
-                                           kIndex ? static_cast<uint8_t*>(r.argmax) + lane[v] : nullptr, stream);
+        if (lane[3] == lane[0] + 3 * N && at[3] == at[0] + 3 * N && at[1] == at[0] + N && at[2] == at[0] + 2 * N) {
+          half_group_max<S, kIdx, kTaps>(j, x + at[0], y + lane[0],
+                                         kIndex ? static_cast<uint8_t*>(r.argmax) + lane[0] : nullptr);
           return;
         }
 #endif
