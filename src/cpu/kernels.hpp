@@ -147,8 +147,8 @@ void gather_avg_backward_f16(const GatherJob& job);
 // aligned_rows_f32). For aligned_rows only: `divisor`, each cell's sum divided by it (row r's divisors from
 // divisor + r * phase_len, readable through the row's last vector); `src_len`, when not 0, float32 q rows read
 // where they lie, without alignment or margins, cells outside [0, src_len) counting as 0, each q moved by
-// src_shift bytes (one plane's terms serve every plane); `ahead`: ahead_bytes
-// asked for from the cache, spread over the rows (the next plane's input).
+// src_shift bytes (one plane's terms serve every plane). `ahead`: ahead_bytes asked for from the cache, spread over
+// the rows (the next plane's input).
 constexpr int64_t kRowAlign = 16;
 struct RowTerm {
   const void* q = nullptr;

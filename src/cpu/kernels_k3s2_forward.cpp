@@ -58,11 +58,12 @@ HWY_INLINE void k3s2_output(const K3S2ForwardJob& j, int64_t oh, int64_t ow) {
 
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
 // 16-bit floats (bfloat16, float16) on AVX-512 without widening: each value compared as a 16-bit integer key
-// (half_key, kernels-inl.h), 32 windows a vector, their taps from word permutes (RowTaps, k3s2_taps-inl.h; cells outside the row: -inf). The rule is the
-// float kernel's: where a tap's key is greater, or it is NaN, it replaces the maximum (the first maximum, the last
-// NaN), each row's three taps, then the rows in order; the left padding cell gives way to tap 1, the -inf past the
-// row never replaces. The selected cell's own bits travel beside its key. Chunks outer, output rows inner: the
-// bottom row's maximum stays in registers for the next output row.
+// (half_key, kernels-inl.h), 32 windows a vector, their taps from word permutes (RowTaps, k3s2_taps-inl.h; cells
+// outside the row: -inf). The rule is the float kernel's: where a tap's key is greater, or it is NaN, it replaces
+// the maximum (the first maximum, the last NaN), each row's three taps, then the rows in order; the left padding
+// cell gives way to tap 1, the -inf past the row never replaces. The selected cell's own bits travel beside its key
+// (stored with a NaN quiet). Chunks outer, output rows inner: the bottom row's maximum stays in registers for the
+// next output row.
 template <class S>
 class HalfPlane {
   using Taps = RowTaps<uint16_t>;
