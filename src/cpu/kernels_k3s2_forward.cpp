@@ -170,7 +170,13 @@ bool k3s2_forward(const K3S2ForwardJob& j) {
   // (lanes outside `in` keep theirs: a tap past the row)
   const auto all = hn::Eq(lane, lane);
   auto take = [&](V v, VI c, V& best, VI& code, decltype(all) in) {
+#if HWY_ARCH_X86
+    // one compare: v not at most the maximum capped at +inf (x86's min gives its second operand, +inf, for a NaN
+    // maximum, so that only a NaN v replaces that)
+    const auto replace = hn::AndNot(hn::Le(v, hn::Min(best, hn::Inf(d))), hn::RebindMask(d, in));
+#else
     const auto replace = hn::And(hn::RebindMask(d, in), hn::Or(hn::Gt(v, best), hn::IsNaN(v)));
+#endif
     best = hn::IfThenElse(replace, v, best);
     code = hn::IfThenElse(hn::RebindMask(di, replace), c, code);
   };
