@@ -82,6 +82,19 @@ HWY_INLINE int64_t vector_at(const Lanes& l, int64_t lane, int64_t at0) {
 template <int M> constexpr int kLoadAs = M == kGroup ? kUnit : M;
 template <class S> constexpr bool kHalf = sizeof(S) == 2;
 
+// Where the maximum so far, `best`, stays against v by the reference's rule (v replaces it where greater, or NaN:
+// ties keep the first maximum, the last NaN wins). On x86 one compare: v at most best capped at +inf (x86's min
+// gives its second operand, +inf, for a NaN best, so that only a NaN v replaces that).
+template <class D>
+HWY_INLINE hn::Mask<D> stays(D d, hn::Vec<D> v, hn::Vec<D> best) {
+#if HWY_ARCH_X86 && HWY_TARGET != HWY_SCALAR && HWY_TARGET != HWY_EMU128
+  return hn::Le(v, hn::Min(best, hn::Inf(d)));
+#else
+  (void)d;
+  return hn::Not(hn::Or(hn::Gt(v, best), hn::IsNaN(v)));
+#endif
+}
+
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
 // 16-bit floats (bfloat16, float16) compared as 16-bit integer keys without widening: the magnitude, negated where
 // the sign is set but the value is no NaN (as a 16-bit integer, at most -infinity's bits), so that -0 and +0 tie

@@ -219,12 +219,12 @@ HWY_INLINE void max_tap(D d, const S* xt, const int64_t* at, hn::Vec<IdxD> code,
       nan[v] = hn::IfThenElse(hn::IsNaN(val), val, nan[v]);
       continue;
     }
-    const auto replace = hn::Or(val > m[v], hn::IsNaN(val));
-    m[v] = hn::IfThenElse(replace, val, m[v]);
+    const auto keep = stays(d, val, m[v]);
+    m[v] = hn::IfThenElse(keep, m[v], val);
     if constexpr (kIdx == kByteIndex)  // (the float compare's mask serves the byte lanes as it is)
-      idx[v] = hn::IfThenElse(hn::Mask<IdxD>{replace.raw}, code, idx[v]);
+      idx[v] = hn::IfThenElse(hn::Mask<IdxD>{keep.raw}, idx[v], code);
     else if constexpr (kIdx == kWideIndex)
-      idx[v] = hn::IfThenElse(hn::RebindMask(didx, replace), code, idx[v]);
+      idx[v] = hn::IfThenElse(hn::RebindMask(didx, keep), idx[v], code);
   }
 }
 
@@ -289,9 +289,9 @@ HWY_NOINLINE void max_rows(const ForwardJob& j) {
       auto best = hn::Zero(di);
       for (int t = 1; t < j.ntaps; ++t) {
         const auto v = hn::GatherIndex(d, x + j.tap_offset[t], xi);
-        const auto replace = hn::Or(v > m, hn::IsNaN(v));
-        m = hn::IfThenElse(replace, v, m);
-        best = hn::IfThenElse(hn::RebindMask(di, replace), hn::Set(di, TI(t)), best);
+        const auto keep = stays(d, v, m);
+        m = hn::IfThenElse(keep, m, v);
+        best = hn::IfThenElse(hn::RebindMask(di, keep), best, hn::Set(di, TI(t)));
       }
       hn::ScatterIndex(m, d, y, yi);
       if constexpr (kIndex) {
@@ -406,9 +406,9 @@ HWY_NOINLINE void max_rows(const ForwardJob& j) {
       auto best = hn::Zero(di1);
       for (int t = 1; t < j.ntaps; ++t) {
         const auto v = load_lanes<kUnit>(d1, xk + j.tap_offset[t], 0);
-        const auto replace = hn::Or(v > m, hn::IsNaN(v));
-        m = hn::IfThenElse(replace, v, m);
-        best = hn::IfThenElse(hn::RebindMask(di1, replace), hn::Set(di1, TI(t)), best);
+        const auto keep = stays(d1, v, m);
+        m = hn::IfThenElse(keep, m, v);
+        best = hn::IfThenElse(hn::RebindMask(di1, keep), best, hn::Set(di1, TI(t)));
       }
       store_values(d1, m, y + k);
       if constexpr (kIndex) {

@@ -46,9 +46,9 @@ HWY_INLINE void k3s2_output(const K3S2ForwardJob& j, int64_t oh, int64_t ow) {
       if (first) {
         best = v, code = here, first = false;
       } else {
-        const auto replace = hn::Or(hn::Gt(v, best), hn::IsNaN(v));
-        best = hn::IfThenElse(replace, v, best);
-        code = hn::IfThenElse(hn::RebindMask(di1, replace), here, code);
+        const auto keep = stays(d1, v, best);
+        best = hn::IfThenElse(keep, best, v);
+        code = hn::IfThenElse(hn::RebindMask(di1, keep), code, here);
       }
     }
   }
@@ -170,13 +170,7 @@ bool k3s2_forward(const K3S2ForwardJob& j) {
   // (lanes outside `in` keep theirs: a tap past the row)
   const auto all = hn::Eq(lane, lane);
   auto take = [&](V v, VI c, V& best, VI& code, decltype(all) in) {
-#if HWY_ARCH_X86
-    // one compare: v not at most the maximum capped at +inf (x86's min gives its second operand, +inf, for a NaN
-    // maximum, so that only a NaN v replaces that)
-    const auto replace = hn::AndNot(hn::Le(v, hn::Min(best, hn::Inf(d))), hn::RebindMask(d, in));
-#else
-    const auto replace = hn::And(hn::RebindMask(d, in), hn::Or(hn::Gt(v, best), hn::IsNaN(v)));
-#endif
+    const auto replace = hn::AndNot(stays(d, v, best), hn::RebindMask(d, in));
     best = hn::IfThenElse(replace, v, best);
     code = hn::IfThenElse(hn::RebindMask(di, replace), c, code);
   };
