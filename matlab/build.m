@@ -31,7 +31,7 @@ if isempty(pk_lib)
 end
 fprintf('build.m: linking against %s\n', fullfile(pk_lib, 'src', 'libpoolkit.a'));
 pk_src = fullfile(pk_here, 'src', {'pkmex.cpp', 'mx_args.cpp', 'pool_plan.cpp', 'window_index.cpp', ...
-                                 'linear_rows.cpp', 'retain_memory.cpp'});
+                                 'linear_rows.cpp', 'block_scatter.cpp', 'retain_memory.cpp'});
 pk_flags = {['-I' fullfile(pk_root, 'include')], ['-L' fullfile(pk_lib, 'src')], '-lpoolkit', '-lhwy', '-lgomp', ...
             '-lpthread'};
 pk_out = fullfile(pk_here, '+poolkit', 'pkmex');

@@ -7,6 +7,7 @@
 #include <new>
 
 #include "pkmex.hpp"
+#include "block_scatter.hpp"
 #include "linear_index.hpp"
 #include "pool_plan.hpp"
 #include "retain_memory.hpp"
@@ -233,7 +234,8 @@ void maxunpool(int, mxArray** plhs, int nrhs, const mxArray** prhs, Outputs& out
     mxArray* Z = out.add(uninit(size, cls));
     with_float(X, [&](auto* x) {
       auto* z = static_cast<decltype(x)>(mxGetData(Z));
-      check_linear(scatter_linear<false>(ix, int64_t(mxGetNumberOfElements(X)), x, z, n, outer_slabs(size)), n);
+      if (!scatter_blocks<false>(ix, x, z, dims_of(X), size))
+        check_linear(scatter_linear<false>(ix, int64_t(mxGetNumberOfElements(X)), x, z, n, outer_slabs(size)), n);
     });
   } else {
     if (nrhs < 4) bad("maxunpool", "compact indices need the pooling's poolsize and options");
@@ -298,7 +300,8 @@ void maxpool_backward(int, mxArray** plhs, int nrhs, const mxArray** prhs, Outpu
     mxArray* dX = out.add(uninit(size, cls));
     with_float(dY, [&](auto* dy) {
       auto* dx = static_cast<decltype(dy)>(mxGetData(dX));
-      check_linear(scatter_linear<true>(ix, int64_t(mxGetNumberOfElements(dY)), dy, dx, n, outer_slabs(size)), n);
+      if (!scatter_blocks<true>(ix, dy, dx, dims_of(dY), size))
+        check_linear(scatter_linear<true>(ix, int64_t(mxGetNumberOfElements(dY)), dy, dx, n, outer_slabs(size)), n);
     });
   } else {
     if (nrhs < 4) bad("maxpool_backward", "compact indices need the pooling's poolsize and options");
@@ -318,6 +321,14 @@ void retain_memory(int, mxArray**, int nrhs, const mxArray** prhs, Outputs&) {
   if (!retain_freed_memory(on))
     bad("retain_memory", "this C library cannot be told to keep freed memory (glibc's mallopt only)",
         "poolkit:notSupported");
+}
+
+// n = block_scatters(): see block_scatter.hpp.
+void block_scatter_count(int, mxArray** plhs, int nrhs, const mxArray**, Outputs& out) {
+  if (nrhs != 0) bad("block_scatters", "takes no arguments");
+  mxArray* n = out.add(uninit({1, 1}, mxDOUBLE_CLASS));
+  *static_cast<double*>(mxGetData(n)) = double(block_scatters());
+  out.release(plhs);
 }
 
 const char* error_id(poolkit::ErrorKind k) {
@@ -343,6 +354,7 @@ bool run(int nlhs, mxArray** plhs, int nrhs, const mxArray** prhs, MexError& err
             : op == "avgpool_backward"   ? avgpool_backward
             : op == "maxunpool_backward" ? maxunpool_backward
             : op == "retain_memory"      ? retain_memory
+            : op == "block_scatters"     ? block_scatter_count
                                          : nullptr;
     if (!fn) bad("pkmex", "unknown operation '" + op + "'");
     fn(nlhs, plhs, nrhs - 1, prhs + 1, out);
