@@ -55,15 +55,16 @@ HWY_INLINE void fill_cells(S* dst, typename std::type_identity<cell_t<S>>::type 
   for (int64_t i = 0; i < n; i += L) hn::StoreU(hn::Set(d, bits), d, reinterpret_cast<B*>(dst) + i);
 }
 
-// The largest of p[0, n), by 16-byte vectors where n allows (read from the source: loads of bytes just stored in
-// other pieces wait for the stores).
-HWY_INLINE uint8_t largest(const uint8_t* p, int64_t n) {
-  const hn::CappedTag<uint8_t, 16> d;
+// The largest of p[0, n) in some lane, by 16-byte vectors where n allows (read from the source: loads of bytes
+// just stored in other pieces wait for the stores); the caller reduces the lanes once a plane.
+using CodeD = hn::CappedTag<uint8_t, 16>;
+HWY_INLINE hn::Vec<CodeD> largest(const uint8_t* p, int64_t n) {
+  const CodeD d;
   const int64_t L = int64_t(hn::Lanes(d));
-  if (n < L) return *std::max_element(p, p + n);
+  if (n < L) return hn::Set(d, *std::max_element(p, p + n));
   auto top = hn::LoadU(d, p + n - L);
   for (int64_t i = 0; i + L < n; i += L) top = hn::Max(top, hn::LoadU(d, p + i));
-  return hn::GetLane(hn::MaxOfLanes(d, top));
+  return top;
 }
 
 // Copies the output rows into the padded rows (see K3S2Job), checking on the way that every code names a cell of
@@ -81,6 +82,7 @@ bool pad_rows(const K3S2Job& j) {
   const VI eight = hn::Set(di, 8), zero = hn::Zero(di);
   const VI last_col = hn::Set(di, TI(j.width - 1)), last_row = hn::Set(di, TI(j.height - 1));
   VI bad = zero;  // all ones in a lane that met a bad code
+  auto top = hn::Zero(CodeD());  // the largest code of the rows whose windows are whole along H
   const VI two_lanes = hn::ShiftLeft<1>(hn::Iota(di, 0));
   for (int64_t r = 0; r < j.rows; ++r) {  // padded row r: output row r - 1
     S* gr = g + r * j.pitch;
@@ -97,7 +99,7 @@ bool pad_rows(const K3S2Job& j) {
     copy_cells(am, cr + 1, OW, false);
     if (oh >= j.full_h[0] && oh < j.full_h[1]) {
       // windows whole along H: codes below 9, and those of the columns whose windows the edges cut, on a cell
-      if (largest(am, OW) > 8) return false;
+      top = hn::Max(top, largest(am, OW));
       for (int64_t ow = 0; ow < OW; ++ow) {
         if (ow == j.full_w[0]) ow = std::max(ow, j.full_w[1]);
         if (ow >= OW) break;
@@ -119,7 +121,7 @@ bool pad_rows(const K3S2Job& j) {
       bad = hn::Or(bad, hn::VecFromMask(di, wrong));
     }
   }
-  return hn::AllTrue(di, hn::Eq(bad, zero));
+  return hn::AllTrue(di, hn::Eq(bad, zero)) && hn::GetLane(hn::MaxOfLanes(CodeD(), top)) <= 8;
 }
 
 // Cell c of a dx row is u = c + PW of the padded axis, where output m's taps 0, 1, 2 lie at u = 2m, 2m + 1, 2m + 2.
