@@ -14,6 +14,8 @@
 
 #include <hwy/highway.h>
 
+#include "src/cpu/kernels-inl.h"  // lanes_inside
+
 HWY_BEFORE_NAMESPACE();
 namespace poolkit::cpu::HWY_NAMESPACE {
 
@@ -56,12 +58,7 @@ class RowTaps {
 
  private:
   // lanes i of a load from cell c on that lie inside the row: 0 <= c + i < width
-  Mask inside(int64_t c) const {
-    const int64_t lo = std::clamp<int64_t>(-c, 0, N), hi = std::clamp<int64_t>(width_ - c, 0, N);
-    if (hi <= lo) return 0;
-    const uint64_t below_hi = hi == 64 ? ~uint64_t(0) : (uint64_t(1) << hi) - 1;
-    return Mask(below_hi & ~((uint64_t(1) << lo) - 1));
-  }
+  Mask inside(int64_t c) const { return Mask(lanes_inside(c, width_, N)); }
 
   int64_t q_, width_;
   __m512i even_, odd_;

@@ -159,6 +159,14 @@ HWY_INLINE void store_first(D d, hn::Vec<D> v, S* p, int64_t n) {
     hn::BlendedStore(v, hn::FirstN(d, size_t(n)), d, p);
   }
 }
+// The lanes i < N (N <= 64) of a load from cell c on that lie inside a row of n cells, 0 <= c + i < n, as bits.
+inline uint64_t lanes_inside(int64_t c, int64_t n, int64_t N) {
+  const int64_t lo = std::clamp<int64_t>(-c, 0, N), hi = std::clamp<int64_t>(n - c, 0, N);
+  if (hi <= lo) return 0;
+  const uint64_t below_hi = hi == 64 ? ~uint64_t(0) : (uint64_t(1) << hi) - 1;
+  return below_hi & ~((uint64_t(1) << lo) - 1);
+}
+
 // Whether streaming stores may write rows of `count` elements of esize bytes from p, `step` elements apart, by
 // vectors of N elements: every store whole and aligned (a line written partly by streaming stores and partly by
 // ordinary ones is read back from memory at once, far slower than either).

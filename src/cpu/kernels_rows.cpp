@@ -117,10 +117,7 @@ HWY_INLINE __m512 tap_cells(const __m512* A, int v) {
 }
 
 // The lanes of cells col .. col + 15 inside a row's cells [0, n).
-HWY_INLINE __mmask16 row_mask(int64_t col, int64_t n) {
-  const int64_t lo = std::clamp<int64_t>(-col, 0, 16), hi = std::clamp<int64_t>(n - col, 0, 16);
-  return hi <= lo ? __mmask16(0) : __mmask16((((uint32_t(1) << hi) - 1) >> lo) << lo);
-}
+HWY_INLINE __mmask16 row_mask(int64_t col, int64_t n) { return __mmask16(lanes_inside(col, n, 16)); }
 
 template <class O, bool kInPlace, int... Ss>
 void aligned_rows(const RowJob& j) {
