@@ -3,6 +3,7 @@
 // (checking the codes on the way), makes two dx rows from each pair of output rows by compares and selects in a
 // plane that stays in the cache, and copies that to dx.
 #include <algorithm>
+#include <array>
 #include <vector>
 
 #include "backward.hpp"
@@ -30,9 +31,13 @@ bool planes(const Backward& b) {
   return parallel_for((planes + chunk - 1) / chunk, b.work, [&](int64_t task) {
     thread_local std::vector<T> g, staging;
     thread_local std::vector<uint8_t> code;
+    thread_local std::array<int64_t, 4> filled{};  // the layout whose margins g and code hold (pitch 0: none)
     g.resize(padded), code.resize(padded), staging.resize(plane);
     K3S2Job j = job;
     j.g = g.data(), j.code = code.data(), j.plane = staging.data();
+    const std::array<int64_t, 4> layout{job.pitch, job.rows, job.out_w, job.out_h};
+    j.margins_filled = filled == layout;
+    filled = layout;  // (the first plane below fills them)
     bool ok = true;
     for (int64_t i = task * chunk; i < std::min(planes, (task + 1) * chunk) && ok; ++i) {
       const int64_t n = i / b.C, c = i % b.C;
@@ -47,7 +52,7 @@ bool planes(const Backward& b) {
       else if constexpr (std::is_same_v<T, bfloat16>) ok = k3s2_max_backward_bf16(j);
       else ok = k3s2_max_backward_f16(j);
     }
-    if (staging.size() * sizeof(T) > (size_t(8) << 20)) g = {}, code = {}, staging = {};  // huge planes: not kept
+    if (staging.size() * sizeof(T) > (size_t(8) << 20)) g = {}, code = {}, staging = {}, filled = {};  // not kept
     return ok;
   });
 }

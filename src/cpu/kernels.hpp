@@ -216,6 +216,7 @@ struct K3S2Job {
   bool stream = false;
   const void* next_dy = nullptr;  // the plane after this one, usually this thread's next (rows asked for ahead)
   const uint8_t* next_am = nullptr;
+  bool margins_filled = false;  // g and code already hold this layout's margins (their earlier plane's)
 };
 constexpr int64_t kK3S2Lanes = 16;  // the widest vector of float32
 constexpr uint8_t kK3S2NoCode = 255;

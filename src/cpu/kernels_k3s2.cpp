@@ -68,7 +68,9 @@ HWY_INLINE hn::Vec<CodeD> largest(const uint8_t* p, int64_t n) {
 }
 
 // Copies the output rows into the padded rows (see K3S2Job), checking on the way that every code names a cell of
-// its window: below 9 where the window is whole, and inside the plane where the plane's edge cuts it.
+// its window: below 9 where the window is whole, and inside the plane where the plane's edge cuts it. The
+// margins (zeros and no-codes around and beside the rows) are filled for a thread's first plane of a layout only:
+// the copies never touch them.
 template <class S>
 bool pad_rows(const K3S2Job& j) {
   using C = compute_t<S>;
@@ -81,6 +83,7 @@ bool pad_rows(const K3S2Job& j) {
   uint8_t* code = static_cast<uint8_t*>(j.code);
   const VI eight = hn::Set(di, 8), zero = hn::Zero(di);
   const VI last_col = hn::Set(di, TI(j.width - 1)), last_row = hn::Set(di, TI(j.height - 1));
+  const bool margins = j.margins_filled;
   VI bad = zero;  // all ones in a lane that met a bad code
   auto top = hn::Zero(CodeD());  // the largest code of the rows whose windows are whole along H
   const VI two_lanes = hn::ShiftLeft<1>(hn::Iota(di, 0));
@@ -89,11 +92,13 @@ bool pad_rows(const K3S2Job& j) {
     uint8_t* cr = code + r * j.pitch;
     const int64_t oh = r - 1;
     if (oh < 0 || oh >= OH) {
-      fill_cells(gr, 0, j.pitch), fill_cells(cr, kK3S2NoCode, j.pitch);
+      if (!margins) fill_cells(gr, 0, j.pitch), fill_cells(cr, kK3S2NoCode, j.pitch);
       continue;
     }
-    fill_cells(gr, 0, 1), cr[0] = kK3S2NoCode;  // (before the row: the vector store writes past the margin)
-    fill_cells(gr + OW + 1, 0, j.pitch - OW - 1), fill_cells(cr + OW + 1, kK3S2NoCode, j.pitch - OW - 1);
+    if (!margins) {  // (before the row: the vector store writes past the margin)
+      fill_cells(gr, 0, 1), cr[0] = kK3S2NoCode;
+      fill_cells(gr + OW + 1, 0, j.pitch - OW - 1), fill_cells(cr + OW + 1, kK3S2NoCode, j.pitch - OW - 1);
+    }
     copy_cells(static_cast<const S*>(j.dy) + oh * j.dy_row, gr + 1, OW, false);
     const uint8_t* am = j.am + oh * j.am_row;
     copy_cells(am, cr + 1, OW, false);
@@ -124,6 +129,20 @@ bool pad_rows(const K3S2Job& j) {
   return hn::AllTrue(di, hn::Eq(bad, zero)) && hn::GetLane(hn::MaxOfLanes(CodeD(), top)) <= 8;
 }
 
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+// Whether rows of float32 go straight to dx (see k3s2_plane): 16 cells a vector.
+template <class S> constexpr bool kDirect = std::is_same_v<S, float>;
+// a[0], b[0], a[1], b[1], ... to p by streaming stores (p aligned to the vector): the first 16 cells, and with
+// `both` the next 16, each vector one two-table permute.
+HWY_INLINE void stream_pairs(__m512 a, __m512 b, float* p, bool both) {
+  const __m512i lo = _mm512_set_epi32(23, 7, 22, 6, 21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
+  _mm512_stream_ps(p, _mm512_permutex2var_ps(a, lo, b));
+  if (both) _mm512_stream_ps(p + 16, _mm512_permutex2var_ps(a, _mm512_add_epi32(lo, _mm512_set1_epi32(8)), b));
+}
+#else
+template <class S> constexpr bool kDirect = false;
+#endif
+
 // Cell c of a dx row is u = c + PW of the padded axis, where output m's taps 0, 1, 2 lie at u = 2m, 2m + 1, 2m + 2.
 // A "single" cell (u odd) is tap 1 of one output; a "double" cell (u even) is tap 2 of one output and then tap 0
 // of the next. Rows likewise: a single row is tap row 1 of one output row; a double row, tap row 2 of one and
@@ -133,7 +152,6 @@ bool k3s2_plane(const K3S2Job& j) {
   using C = compute_t<S>;
   const hn::ScalableTag<C> d;
   using V = hn::Vec<decltype(d)>;
-  using VI = hn::Vec<hn::RebindToSigned<decltype(d)>>;
   const hn::RebindToSigned<decltype(d)> di;
   const int64_t N = int64_t(hn::Lanes(d)), H = j.height, W = j.width;
   if (!pad_rows<S>(j)) return false;
@@ -143,15 +161,33 @@ bool k3s2_plane(const K3S2Job& j) {
   const V zero = hn::Zero(d);
   // sum + v where code c is `tap`, else sum: one masked addition (sums start at +0 and never become -0, so
   // adding +0 for a miss, as the reference does, changes nothing)
-  auto add = [&](V sum, VI c, int tap, V v) {
-    return hn::IfThenElse(hn::RebindMask(d, hn::Eq(c, hn::Set(di, tap))), hn::Add(sum, v), sum);
+  // the codes of 16 lanes from padded cell `at`, and the lanes where they are `tap` (AVX3, float lanes: compared
+  // in their bytes, the compare's mask the float lanes'; else widened to int32 lanes)
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+  constexpr bool kByteCodes = std::is_same_v<C, float>;
+#else
+  constexpr bool kByteCodes = false;
+#endif
+  const hn::CappedTag<uint8_t, 16> dc;
+  auto codes = [&](int64_t at) {
+    if constexpr (kByteCodes) return hn::LoadU(dc, code + at);
+    else return load_argmax(di, IndexForm::U8, code, at);
   };
+  using Codes = decltype(codes(0));
+  auto hit = [&](Codes c, int tap) {
+    if constexpr (kByteCodes) return hn::Mask<decltype(d)>{hn::Eq(c, hn::Set(dc, uint8_t(tap))).raw};
+    else return hn::RebindMask(d, hn::Eq(c, hn::Set(di, tap)));
+  };
+  auto add = [&](V sum, Codes c, int tap, V v) { return hn::IfThenElse(hit(c, tap), hn::Add(sum, v), sum); };
   // A contiguous dx takes the plane's final rows after each pair of rows (streaming stores spread over the
   // work rather than in one burst at the end); a strided one, row by row at the end.
   S* dx = static_cast<S*>(j.dx);
   const bool whole = j.dx_row == W;
   const int64_t L = int64_t(hn::Lanes(hn::ScalableTag<cell_t<S>>()));
   const bool stream = whole && j.stream && whole_aligned_rows(dx, H * W, H * W, L, int64_t(sizeof(S)));
+  // float32 rows of whole vectors go straight to dx by streaming stores, without the plane and its copy (AVX3)
+  const bool direct = kDirect<S> && stream && whole_aligned_rows(dx, W, W, N, int64_t(sizeof(S))) && 2 * N == 32;
+  [[maybe_unused]] const S* const dx_end = dx + H * W;
   int64_t copied = 0;
   for (int64_t n = 0, h = 0; h < H; ++n, h += 2) {
     // padded rows a (output row n - 1 + PH) and b (the next); the single row reads output row n
@@ -166,16 +202,15 @@ bool k3s2_plane(const K3S2Job& j) {
     S* single_row = plane + (h + 1 - PH) * W;  // (row h + 1 may lie past H: the plane has room)
     S* double_row = plane + (h + PH) * W;
     // (Each row's last vector spills into the rows after it, which their own stores then overwrite: vectors go
-    // from the row's end to its start, the lower row's before the upper's.)
+    // from the row's end to its start, the lower row's before the upper's. Rows straight to dx store only
+    // their cells: the last vector's first half where the row ends there, nothing past it.)
     for (int64_t m = j.lanes - N; m >= 0; m -= N) {
       // lane m of a row at index m + 1: the double cells' outputs at i and i + 1, the single cells' at m + 1
       const int64_t i = m + PW;
-      constexpr IndexForm U8 = IndexForm::U8;
-      const VI a0 = load_argmax(di, U8, code, ra + i), a1 = load_argmax(di, U8, code, ra + i + 1);
-      const VI b0 = load_argmax(di, U8, code, rb + i), b1 = load_argmax(di, U8, code, rb + i + 1);
+      const Codes a0 = codes(ra + i), a1 = codes(ra + i + 1), b0 = codes(rb + i), b1 = codes(rb + i + 1);
       const V ga0 = load_lanes<kUnit>(d, g + ra + i, 0), ga1 = load_lanes<kUnit>(d, g + ra + i + 1, 0);
       const V gb0 = load_lanes<kUnit>(d, g + rb + i, 0), gb1 = load_lanes<kUnit>(d, g + rb + i + 1, 0);
-      const VI c0 = PH == 0 ? b0 : a0, c1 = PH == 0 ? b1 : a1;  // output row n
+      const Codes c0 = PH == 0 ? b0 : a0, c1 = PH == 0 ? b1 : a1;  // output row n
       const V gc0 = PH == 0 ? gb0 : ga0, gc1 = PH == 0 ? gb1 : ga1;
       const V ss = PW == 0 ? add(zero, c1, 4, gc1) : add(zero, c0, 4, gc0);
       const V sd = add(add(zero, c0, 5, gc0), c1, 3, gc1);
@@ -183,17 +218,30 @@ bool k3s2_plane(const K3S2Job& j) {
       const V dd = add(add(add(add(zero, a0, 8, ga0), a1, 6, ga1), b0, 2, gb0), b1, 0, gb1);
       // cells 2m, 2m + 1: (double, single) for PW = 0, (single, double) for PW = 1
       auto put = [&](S* row, V single, V twofold) {
-        if constexpr (PW == 0) store_interleaved(d, twofold, single, row + 2 * m);
-        else store_interleaved(d, single, twofold, row + 2 * m);
+        const V first = PW == 0 ? twofold : single, second = PW == 0 ? single : twofold;
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+        if constexpr (kDirect<S>) {
+          if (direct) {
+            if (2 * m < W && row < dx_end) stream_pairs(first.raw, second.raw, row + 2 * m, 2 * m + 2 * N <= W);
+            return;
+          }
+        }
+#endif
+        store_interleaved(d, first, second, row + 2 * m);
       };
-      if constexpr (PH == 0) put(double_row, ds, dd), put(single_row, ss, sd);
-      else put(single_row, ss, sd), put(double_row, ds, dd);
+      S* const single_at = direct ? dx + (h + 1 - PH) * W : single_row;
+      S* const double_at = direct ? dx + (h + PH) * W : double_row;
+      if constexpr (PH == 0) put(double_at, ds, dd), put(single_at, ss, sd);
+      else put(single_at, ss, sd), put(double_at, ds, dd);
     }
+    if (direct) continue;
     // rows below h + 2 are final (the spill of row h + 1 lands in rows its own stores overwrite later)
     const int64_t ready = std::min(H, h + 2) * W, upto = ready == H * W ? ready : ready / (4 * L) * (4 * L);
     if (whole && upto - copied >= 4 * L) copy_cells(plane + copied, dx + copied, upto - copied, stream), copied = upto;
   }
-  if (whole) {
+  if (direct) {
+    hwy::FlushStream();
+  } else if (whole) {
     if (copied < H * W) copy_cells(plane + copied, dx + copied, H * W - copied, stream);
     if (stream) hwy::FlushStream();
   } else {

@@ -605,6 +605,14 @@ TEST_F(CpuFast, Kernel3Stride2BackwardMatchesReference) {
             EXPECT_TRUE(same_bits(y, yn)) << "forward without an index";
           }
   EXPECT_GT(runs, 200);
+  // Two layouts of the same padded rows one after the other, the second with fewer output columns: the buffers
+  // (each thread's) hold the first one's rows where the second's margins lie, which must be filled again.
+  for (int64_t W : {35, 34}) {  // (34: output column 17 of 35 would reach dx column 33)
+    Geometry g = torch_geometry({8, W}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, false);
+    SCOPED_TRACE("one after another, W " + std::to_string(W));
+    expect_max_and_avg_match(g, DType::f32, Shape{2, 3, 8, W}, Shape{2, 3, 4, g.output_size()[1]},
+                             Layout::ChannelsFirst, false, {DType::u8}, rng);
+  }
   const int64_t saved = cpu::stream_threshold_bytes.exchange(0);
   for (DType dt : dts) {
     Geometry g = torch_geometry({56, 64}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, false);  // planes of whole lines
