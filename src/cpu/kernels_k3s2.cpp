@@ -159,8 +159,6 @@ bool k3s2_plane(const K3S2Job& j) {
   const uint8_t* code = static_cast<const uint8_t*>(j.code);
   S* plane = static_cast<S*>(j.plane);
   const V zero = hn::Zero(d);
-  // sum + v where code c is `tap`, else sum: one masked addition (sums start at +0 and never become -0, so
-  // adding +0 for a miss, as the reference does, changes nothing)
   // the codes of 16 lanes from padded cell `at`, and the lanes where they are `tap` (AVX3, float lanes: compared
   // in their bytes, the compare's mask the float lanes'; else widened to int32 lanes)
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
@@ -178,6 +176,8 @@ bool k3s2_plane(const K3S2Job& j) {
     if constexpr (kByteCodes) return hn::Mask<decltype(d)>{hn::Eq(c, hn::Set(dc, uint8_t(tap))).raw};
     else return hn::RebindMask(d, hn::Eq(c, hn::Set(di, tap)));
   };
+  // sum + v where code c is `tap`, else sum: one masked addition (sums start at +0 and never become -0, so
+  // adding +0 for a miss, as the reference does, changes nothing)
   auto add = [&](V sum, Codes c, int tap, V v) { return hn::IfThenElse(hit(c, tap), hn::Add(sum, v), sum); };
   // A contiguous dx takes the plane's final rows after each pair of rows (streaming stores spread over the
   // work rather than in one burst at the end); a strided one, row by row at the end.
@@ -186,7 +186,7 @@ bool k3s2_plane(const K3S2Job& j) {
   const int64_t L = int64_t(hn::Lanes(hn::ScalableTag<cell_t<S>>()));
   const bool stream = whole && j.stream && whole_aligned_rows(dx, H * W, H * W, L, int64_t(sizeof(S)));
   // float32 rows of whole vectors go straight to dx by streaming stores, without the plane and its copy (AVX3)
-  const bool direct = kDirect<S> && stream && whole_aligned_rows(dx, W, W, N, int64_t(sizeof(S))) && 2 * N == 32;
+  const bool direct = kDirect<S> && stream && whole_aligned_rows(dx, W, W, N, int64_t(sizeof(S)));
   [[maybe_unused]] const S* const dx_end = dx + H * W;
   int64_t copied = 0;
   for (int64_t n = 0, h = 0; h < H; ++n, h += 2) {
@@ -199,8 +199,10 @@ bool k3s2_plane(const K3S2Job& j) {
       for (int64_t b = 0; b < j.out_w * int64_t(sizeof(S)); b += 64) prefetch(y + b);
       for (int64_t b = 0; b < j.out_w; b += 64) prefetch(j.next_am + n * j.am_row + b);
     }
-    S* single_row = plane + (h + 1 - PH) * W;  // (row h + 1 may lie past H: the plane has room)
-    S* double_row = plane + (h + PH) * W;
+    // (row h + 1 may lie past H: the plane has room; past dx's rows nothing is stored)
+    S* const rows = direct ? dx : plane;
+    S* const single_row = rows + (h + 1 - PH) * W;
+    S* const double_row = rows + (h + PH) * W;
     // (Each row's last vector spills into the rows after it, which their own stores then overwrite: vectors go
     // from the row's end to its start, the lower row's before the upper's. Rows straight to dx store only
     // their cells: the last vector's first half where the row ends there, nothing past it.)
@@ -229,10 +231,8 @@ bool k3s2_plane(const K3S2Job& j) {
 #endif
         store_interleaved(d, first, second, row + 2 * m);
       };
-      S* const single_at = direct ? dx + (h + 1 - PH) * W : single_row;
-      S* const double_at = direct ? dx + (h + PH) * W : double_row;
-      if constexpr (PH == 0) put(double_at, ds, dd), put(single_at, ss, sd);
-      else put(single_at, ss, sd), put(double_at, ds, dd);
+      if constexpr (PH == 0) put(double_row, ds, dd), put(single_row, ss, sd);
+      else put(single_row, ss, sd), put(double_row, ds, dd);
     }
     if (direct) continue;
     // rows below h + 2 are final (the spill of row h + 1 lands in rows its own stores overwrite later)
