@@ -35,6 +35,12 @@ bool below(const char* p, int64_t count, int64_t cells) {
   for (int64_t k = 0; k < count; ++k) top = std::max(top, v[k]);
   return count == 0 || uint64_t(top) < uint64_t(cells);
 }
+// The same for codes of a window-local form (not I64).
+bool codes_below(IndexForm form, const char* p, int64_t count, int64_t cells) {
+  return form == IndexForm::U8    ? below<uint8_t>(p, count, cells)
+         : form == IndexForm::I16 ? below<int16_t>(p, count, cells)
+                                  : below<int32_t>(p, count, cells);
+}
 
 // rel[k] = argmax[k] - base - (k / G) * step where that lies in [0, s) (else -1); hits[k] counts those.
 template <class U>
@@ -123,9 +129,7 @@ bool tiled_rows(const Backward& b, int64_t y0, int64_t x0, int64_t rows, int64_t
       for (int64_t r = 0; r < (packed ? 1 : rows); ++r) {
         const char* am = b.am.at<char>(y0 + r * ystep);
         const int64_t count = packed ? rows * lanes : lanes;
-        bool ok = b.form == IndexForm::U8    ? below<uint8_t>(am, count, cells)
-                  : b.form == IndexForm::I16 ? below<int16_t>(am, count, cells)
-                                             : below<int32_t>(am, count, cells);
+        bool ok = codes_below(b.form, am, count, cells);
         if (!ok) return false;  // an argmax outside its window: the reference reports it
       }
       j.argmax = b.am.at<char>(y0);
@@ -187,9 +191,7 @@ bool pixel_argmax_valid(const Backward& b, int64_t n, int64_t ot, int64_t oh, in
                B.last[oh] == B.axis.kernel && W.first[ow] == 0 && W.last[ow] == W.axis.kernel;
   const int64_t cells = A.axis.kernel * B.axis.kernel * W.axis.kernel;
   if (whole && b.form != IndexForm::I64) {
-    return b.form == IndexForm::U8    ? below<uint8_t>(p, b.C, cells)
-           : b.form == IndexForm::I16 ? below<int16_t>(p, b.C, cells)
-                                      : below<int32_t>(p, b.C, cells);
+    return codes_below(b.form, p, b.C, cells);
   }
   if (b.form != IndexForm::I64 && cells <= 256) {
     // (codes read as unsigned: negative ones are past every window)
@@ -358,10 +360,7 @@ bool row_argmax_valid(const Backward& b, int64_t n, int64_t ot, int64_t oh) {
     if (ow == w0) {
       const char* p = b.am.at<char>(b.am.offset(n, 0, ot, oh, w0));
       const int64_t count = (w1 - w0) * b.C, cells = A.axis.kernel * B.axis.kernel * W.axis.kernel;
-      const bool ok = b.form == IndexForm::U8    ? below<uint8_t>(p, count, cells)
-                      : b.form == IndexForm::I16 ? below<int16_t>(p, count, cells)
-                                                 : below<int32_t>(p, count, cells);
-      if (!ok) return false;
+      if (!codes_below(b.form, p, count, cells)) return false;
       ow = w1 - 1;
       continue;
     }
