@@ -24,6 +24,7 @@ rows = {
   'maxunpool_backward (linear)',   @() poolkit.maxunpool_backward(Z, I);
   'maxunpool (compact)',           @() poolkit.maxunpool(Y, Ic, info);
   'maxpool_backward (compact)',    @() poolkit.maxpool_backward(Y, Ic, info);
+  'maxunpool_backward (compact)',  @() poolkit.maxunpool_backward(Z, Ic, info);
 };
 t = rounds_ms(rows(:, 2), reps);
 poolkit.retain_memory(true);

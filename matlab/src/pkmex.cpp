@@ -128,6 +128,8 @@ void check_compact(const mxArray* indx, const Plan& p) {
                     std::to_string(mxGetNumberOfElements(indx)));
 }
 
+[[noreturn]] void bad_tap() { bad("indx", "holds a tap outside its window or in the padding", "poolkit:badIndex"); }
+
 template <class F>
 void dispatch_taps(const mxArray* indx, F&& f) {
   switch (mxGetClassID(indx)) {
@@ -143,17 +145,18 @@ void check_numel(const mxArray* a, int64_t n, const char* arg, const char* what)
                  std::to_string(mxGetNumberOfElements(a)));
 }
 
-template <bool kScatter, class T>
-void copy_by_index(const WindowIndex& wi, const mxArray* indx, const T* src, T* dst, bool parallel) {
+// dst(indx) = src from compact indices, serially: where windows overlap, the last output in X's order wins, as
+// Z(indx) = X does.
+template <class T>
+void scatter_by_index(const WindowIndex& wi, const mxArray* indx, const T* src, T* dst) {
   bool invalid = false;
   dispatch_taps(indx, [&](auto taps) {
-    wi.for_each(taps, parallel, [&](int64_t y, int64_t x) {
+    wi.for_each(taps, false, [&](int64_t y, int64_t x) {
       if (x < 0) invalid = true;
-      else if constexpr (kScatter) dst[x] = src[y];
-      else dst[y] = src[x];
+      else dst[x] = src[y];
     });
   });
-  if (invalid) bad("indx", "holds a tap outside its window or in the padding", "poolkit:badIndex");
+  if (invalid) bad_tap();
 }
 
 // [Y, indx] = maxpool(X, poolsize, options...)
@@ -249,10 +252,8 @@ void maxunpool(int, mxArray** plhs, int nrhs, const mxArray** prhs, Outputs& out
       return;
     }
     mxArray* Z = out.add(zeros(p.xdims, cls));
-    WindowIndex wi(p);  // serial: where windows overlap, the last output in X's order wins, as Z(indx) = X does
-    with_float(X, [&](auto* x) {
-      copy_by_index<true>(wi, indx, x, static_cast<decltype(x)>(mxGetData(Z)), false);
-    });
+    WindowIndex wi(p);
+    with_float(X, [&](auto* x) { scatter_by_index(wi, indx, x, static_cast<decltype(x)>(mxGetData(Z))); });
   }
   out.release(plhs);
 }
@@ -278,9 +279,11 @@ void maxunpool_backward(int, mxArray** plhs, int nrhs, const mxArray** prhs, Out
     check_compact(indx, p);
     mxArray* dX = out.add(uninit(p.ydims, cls));
     WindowIndex wi(p);
+    bool ok = true;
     with_float(dZ, [&](auto* dz) {
-      copy_by_index<false>(wi, indx, dz, static_cast<decltype(dz)>(mxGetData(dX)), true);
+      dispatch_taps(indx, [&](auto taps) { ok = wi.gather(taps, dz, static_cast<decltype(dz)>(mxGetData(dX))); });
     });
+    if (!ok) bad_tap();
   }
   out.release(plhs);
 }
@@ -323,11 +326,13 @@ void retain_memory(int, mxArray**, int nrhs, const mxArray** prhs, Outputs&) {
         "poolkit:notSupported");
 }
 
-// n = block_scatters(): see block_scatter.hpp.
-void block_scatter_count(int, mxArray** plhs, int nrhs, const mxArray**, Outputs& out) {
-  if (nrhs != 0) bad("block_scatters", "takes no arguments");
+// n = block_scatters() (block_scatter.hpp) or pair_gathers() (WindowIndex::gather): how many calls in this
+// process took that route (the tests' view of it).
+template <int64_t (*Count)()>
+void route_count(int, mxArray** plhs, int nrhs, const mxArray**, Outputs& out) {
+  if (nrhs != 0) bad("pkmex", "a route's count takes no arguments");
   mxArray* n = out.add(uninit({1, 1}, mxDOUBLE_CLASS));
-  *static_cast<double*>(mxGetData(n)) = double(block_scatters());
+  *static_cast<double*>(mxGetData(n)) = double(Count());
   out.release(plhs);
 }
 
@@ -354,7 +359,8 @@ bool run(int nlhs, mxArray** plhs, int nrhs, const mxArray** prhs, MexError& err
             : op == "avgpool_backward"   ? avgpool_backward
             : op == "maxunpool_backward" ? maxunpool_backward
             : op == "retain_memory"      ? retain_memory
-            : op == "block_scatters"     ? block_scatter_count
+            : op == "block_scatters"     ? route_count<block_scatters>
+            : op == "pair_gathers"       ? route_count<pair_gathers>
                                          : nullptr;
     if (!fn) bad("pkmex", "unknown operation '" + op + "'");
     fn(nlhs, plhs, nrhs - 1, prhs + 1, out);

@@ -1,11 +1,18 @@
 #include "window_index.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <limits>
 
 #include "linear_rows.hpp"
 
 namespace pkmex {
+
+namespace {
+std::atomic<int64_t> pair_gathered{0};
+}
+
+int64_t pair_gathers() { return pair_gathered.load(std::memory_order_relaxed); }
 
 WindowIndex::WindowIndex(const Plan& p)
     : rank_(p.g.rank), check_(p.padded()), total_(p.ynumel), ydims_(p.ydims) {
@@ -55,6 +62,11 @@ WindowIndex::WindowIndex(const Plan& p)
   if (vector_rows_) {
     lead32_.assign(t.lead.begin(), t.lead.end());
     for (int64_t k = 0; k < cells; ++k) tap8_[k] = int32_t(t.tap[k]);
+    pair_run_ = ydims_[0];
+    pair_rows_ = cells % 2 == 0 && pair_run_ % 8 == 0;
+    for (int64_t k = 0; pair_rows_ && 2 * k < cells; ++k) pair_rows_ = tap8_[2 * k + 1] == tap8_[2 * k] + 1;
+    for (size_t k = 0; pair_rows_ && k < t.lead.size(); ++k)
+      pair_rows_ = int64_t(k) % pair_run_ == 0 || t.lead[k] == t.lead[k - 1] + 2;
   }
 }
 
@@ -74,8 +86,40 @@ void WindowIndex::linear(const Tap* taps, double* ix) const {
   for_each<double>(taps, true, [&](int64_t y, double x) { ix[y] = x + 1; });
 }
 
+template <class Tap, class T>
+bool WindowIndex::gather(const Tap* taps, const T* src, T* dst) const {
+  std::atomic<bool> ok{true};
+  if constexpr (std::is_same_v<Tap, uint8_t>) {
+    if (pair_rows_) {
+      const int cells = int(window_cells());
+      walk_rows<int64_t>(
+          true,
+          [&](int64_t y0, int64_t inner, int64_t base, const int64_t* lead, int64_t*) {
+            for (int64_t k = 0; k < inner; k += pair_run_)
+              if (pair_row_avx2(taps + y0 + k, pair_run_, cells, src + base + lead[k], tap8_, dst + y0 + k) < pair_run_)
+                ok.store(false, std::memory_order_relaxed);
+          },
+          [] { stream_fence(); });
+      pair_gathered.fetch_add(1, std::memory_order_relaxed);
+      return ok;
+    }
+  }
+  for_each(taps, true, [&](int64_t y, int64_t x) {
+    if (x < 0) ok.store(false, std::memory_order_relaxed);
+    else dst[y] = src[x];
+  });
+  return ok;
+}
+
 template void WindowIndex::linear(const uint8_t*, double*) const;
 template void WindowIndex::linear(const int16_t*, double*) const;
 template void WindowIndex::linear(const int32_t*, double*) const;
+
+template bool WindowIndex::gather(const uint8_t*, const float*, float*) const;
+template bool WindowIndex::gather(const int16_t*, const float*, float*) const;
+template bool WindowIndex::gather(const int32_t*, const float*, float*) const;
+template bool WindowIndex::gather(const uint8_t*, const double*, double*) const;
+template bool WindowIndex::gather(const int16_t*, const double*, double*) const;
+template bool WindowIndex::gather(const int32_t*, const double*, double*) const;
 
 }  // namespace pkmex

@@ -13,6 +13,9 @@
 
 namespace pkmex {
 
+// How many gathers WindowIndex::gather did by pair rows in this process (pkmex('pair_gathers'): the tests' view).
+int64_t pair_gathers();
+
 class WindowIndex {
  public:
   explicit WindowIndex(const Plan& p);
@@ -52,6 +55,12 @@ class WindowIndex {
   // taps (each names a cell of X). Threads split the outputs.
   template <class Tap>
   void linear(const Tap* taps, double* ix) const;
+
+  // dst[y] = src[x] for every output y, x the offset in X of tap taps[y] (maxunpool_backward's dZ(indx)). Threads
+  // split the outputs. False where a tap names no cell of X (dst then partly written). Windows of pairs of cells
+  // along X's first dimension go by whole vectors (pair_row_avx2), counted by pair_gathers().
+  template <class Tap, class T>
+  bool gather(const Tap* taps, const T* src, T* dst) const;
 
  private:
   // row(y0, inner, base, inner_offset, origin) for each row of outputs [y0, y0 + inner): output y0 + k lies at
@@ -118,6 +127,11 @@ class WindowIndex {
   bool vector_rows_ = false;
   std::vector<int32_t> lead32_;
   int32_t tap8_[8] = {};
+  // gather()'s AVX2 rows (pair_row_avx2): vector rows whose windows are pairs of cells along X's first dimension
+  // (taps 2r and 2r + 1 one cell apart), one window every two cells: runs of pair_run_ outputs (Y's first
+  // dimension, a multiple of 8) whose windows start two cells apart.
+  bool pair_rows_ = false;
+  int64_t pair_run_ = 0;
   Tables<int64_t> int_tables_;
   Tables<double> double_tables_;
   template <class Off>
