@@ -18,7 +18,17 @@ template <bool Add, class T>
 bool scatter_blocks(const double* ix, const T* src, T* dst, const std::vector<int64_t>& xsize,
                     const std::vector<int64_t>& size);
 
-// How many scatters scatter_blocks did in this process (pkmex('block_scatters'): the tests' view of the route).
+// dst = src(ix), shaped like ix (dZ(indx): maxunpool_backward), by the same blocks: each value's four outputs from
+// the cells of its block, one compare per cell, in whole vectors of the block's rows rather than one load per
+// index. Returns false when it did not apply or an index left its block (dst then holds garbage: the caller
+// gathers the general way, which checks every index).
+template <class T>
+bool gather_blocks(const double* ix, const T* src, T* dst, const std::vector<int64_t>& xsize,
+                   const std::vector<int64_t>& size);
+
+// How many scatters scatter_blocks, and gathers gather_blocks, did in this process (pkmex('block_scatters'),
+// pkmex('block_gathers'): the tests' view of the route).
 int64_t block_scatters();
+int64_t block_gathers();
 
 }  // namespace pkmex

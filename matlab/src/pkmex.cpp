@@ -270,7 +270,8 @@ void maxunpool_backward(int, mxArray** plhs, int nrhs, const mxArray** prhs, Out
     mxArray* dX = out.add(uninit(dims_of(indx), cls));
     with_float(dZ, [&](auto* dz) {
       auto* dx = static_cast<decltype(dz)>(mxGetData(dX));
-      check_linear(gather_linear(ix, int64_t(mxGetNumberOfElements(indx)), dz, dx, n), n);
+      if (!gather_blocks(ix, dz, dx, dims_of(indx), dims_of(dZ)))
+        check_linear(gather_linear(ix, int64_t(mxGetNumberOfElements(indx)), dz, dx, n), n);
     });
   } else {
     if (nrhs < 3) bad("maxunpool_backward", "compact indices need the pooling's poolsize and options");
@@ -326,7 +327,7 @@ void retain_memory(int, mxArray**, int nrhs, const mxArray** prhs, Outputs&) {
         "poolkit:notSupported");
 }
 
-// n = block_scatters() (block_scatter.hpp) or pair_gathers() (WindowIndex::gather): how many calls in this
+// n = block_scatters(), block_gathers() (block_scatter.hpp) or pair_gathers() (WindowIndex::gather): how many calls in this
 // process took that route (the tests' view of it).
 template <int64_t (*Count)()>
 void route_count(int, mxArray** plhs, int nrhs, const mxArray**, Outputs& out) {
@@ -360,6 +361,7 @@ bool run(int nlhs, mxArray** plhs, int nrhs, const mxArray** prhs, MexError& err
             : op == "maxunpool_backward" ? maxunpool_backward
             : op == "retain_memory"      ? retain_memory
             : op == "block_scatters"     ? route_count<block_scatters>
+            : op == "block_gathers"      ? route_count<block_gathers>
             : op == "pair_gathers"       ? route_count<pair_gathers>
                                          : nullptr;
     if (!fn) bad("pkmex", "unknown operation '" + op + "'");

@@ -1,13 +1,14 @@
 function test_linear_blocks()
 %TEST_LINEAR_BLOCKS  The scatters of linear indices where the output is the source's size times whole factors,
 % the first one 2 (maxpool's 2x2 windows of stride 2): maxunpool and maxpool_backward write each output cell
-% once from the one source whose block holds it, and fall back to the scatter when an index leaves its block.
-% Every case against Octave's own indexing (Z(indx) = X; dX(indx(i)) += dY(i) in order, from +0), compared bit
-% for bit (a -0 gradient becomes +0, a -0 value stays -0, NaN stays NaN): indices from maxpool over several
+% once from the one source whose block holds it, and fall back to the scatter when an index leaves its block;
+% maxunpool_backward's gather dZ(indx) takes each value from the cells of its block likewise, or falls back.
+% Every case against Octave's own indexing (Z(indx) = X; dX(indx(i)) += dY(i) in order, from +0; dZ(indx)),
+% compared bit for bit (a -0 gradient becomes +0, a -0 value stays -0, NaN stays NaN): indices from maxpool over several
 % dimensions (columns split between threads mid-dimension), a batch of one, values -0 and NaN, two indices
 % swapped between neighbouring blocks, one index naming another block's cell and one repeated, an invalid entry,
 % and shapes the blocks do not take (odd first dimension, first dimension not pooled). pkmex('block_scatters')
-% counts the scatters done by blocks: each case checks it took the route it should.
+% and pkmex('block_gathers') count the calls done by blocks: each case checks it took the route it should.
 randn('seed', 7);
 o = {'Stride', 2, 'DataFormat', 'SSCB'};
 for cls = {'single', 'double'}
@@ -28,7 +29,8 @@ for cls = {'single', 'double'}
     same_scatter(Y, other, s, cls{1}, ['one repeated, ' what], 0);
     bad = I;
     bad(end) = 0;
-    for f = {@() poolkit.maxunpool(Y, bad, s), @() poolkit.maxpool_backward(Y, bad, s)}
+    for f = {@() poolkit.maxunpool(Y, bad, s), @() poolkit.maxpool_backward(Y, bad, s), ...
+             @() poolkit.maxunpool_backward(X, bad)}
       try
         f{1}();
         check(false, 'an invalid entry was not refused (%s)', what);
@@ -49,9 +51,11 @@ for cls = {'single', 'double'}
 end
 end
 
-% Both scatters of Y at indx against Octave's; `blocks` of the two done by blocks.
+% Both scatters of Y at indx, and the gather dZ(indx) from an array of size s, against Octave's; `blocks` of the
+% two scatters done by blocks (and the gather with them).
 function same_scatter(Y, indx, s, cls, what, blocks)
 before = poolkit.pkmex('block_scatters');
+gathers = poolkit.pkmex('block_gathers');
 Z = zeros(s, cls);
 Z(indx) = Y;
 check(isequal(bits(poolkit.maxunpool(Y, indx, s)), bits(Z)), 'maxunpool, %s', what);
@@ -62,6 +66,12 @@ end
 check(isequal(bits(poolkit.maxpool_backward(Y, indx, s)), bits(dX)), 'maxpool_backward, %s', what);
 check(poolkit.pkmex('block_scatters') - before == blocks, '%s: %d of 2 by blocks, expected %d', what, ...
       poolkit.pkmex('block_scatters') - before, blocks);
+dZ = cast(randn(s), cls);
+dZ(indx(1)) = -0;
+dZ(indx(end)) = NaN;
+check(isequal(bits(poolkit.maxunpool_backward(dZ, indx)), bits(dZ(indx))), 'maxunpool_backward, %s', what);
+check(poolkit.pkmex('block_gathers') - gathers == (blocks > 0), '%s: the gather by blocks %d times, expected %d', ...
+      what, poolkit.pkmex('block_gathers') - gathers, blocks > 0);
 end
 
 function b = bits(a)
