@@ -24,6 +24,7 @@ struct Options {
   std::vector<std::string> ops;    // empty: all
   std::string layout = "both";
   int threads = 0, reps = 7;
+  int64_t batch = 0;  // --batch: every case's first dimension (0: its own)
   std::string dtype;  // empty: each case's own
   bool fresh = false;  // --fresh-outputs
 };
@@ -39,7 +40,7 @@ DType dtype_named(const std::string& name) {
 void usage(FILE* out) {
   std::fprintf(out,
                "usage: poolkit bench [--case NAME]... [--op OP]... [--layout nchw|nhwc|both] [--dtype T] [--threads N]\n"
-               "                     [--reps N] [--fresh-outputs]\n"
+               "                     [--reps N] [--batch N] [--fresh-outputs]\n"
                "\n"
                "Times the standard cases (seed, resnet-stem, vgg, overlap-avg, gap, adaptive, pool3d, half) and\n"
                "prints, for each operator: the median time, the effective bandwidth (inputs read once, outputs\n"
@@ -59,6 +60,8 @@ void usage(FILE* out) {
                "                int16, int32, int64) run the max forwards only (and int64 the average forward)\n"
                "  --threads N   threads of the CPU kernels (default: OpenMP's, e.g. OMP_NUM_THREADS)\n"
                "  --reps N      timed repetitions after one warm-up (default 7; fewer when a run is slow)\n"
+               "  --batch N     every case with N images (its first dimension) instead of its own: small\n"
+               "                batches, where what a call costs besides its bytes weighs more\n"
                "  --fresh-outputs  each repetition's outputs allocated anew (uninitialised) through the core's\n"
                "                allocator with its huge-page advice, its cache of freed blocks off, and freed after the\n"
                "                call: the work of a host that returns new arrays (Octave, MATLAB), page faults and\n"
@@ -225,6 +228,9 @@ int bench(int argc, char** argv) {
       dtype_named(o.dtype);
     } else if (a == "--fresh-outputs") {
       o.fresh = true;
+    } else if (a == "--batch") {
+      o.batch = std::stoll(value());
+      if (o.batch < 1) fail("--batch", "must be >= 1");
     } else if (a == "--reps") {
       o.reps = std::stoi(value());
       if (o.reps < 1) fail("--reps", "must be >= 1");
@@ -242,6 +248,7 @@ int bench(int argc, char** argv) {
   for (Case c : all) {
     if (!o.cases.empty() && std::find(o.cases.begin(), o.cases.end(), c.name) == o.cases.end()) continue;
     if (!o.dtype.empty()) c.dtypes = {dtype_named(o.dtype)};
+    if (o.batch) c.shape[0] = o.batch;
     const bool integer = is_integer(c.dtypes[0]);
     auto runs = [&](const std::string& op) {  // (integers: no gradients; int64 alone averages)
       return wanted(op) && (!integer || op.rfind("max-fwd", 0) == 0 || (op == "avg-fwd" && c.dtypes[0] == DType::i64));
@@ -263,6 +270,7 @@ int bench(int argc, char** argv) {
   int total = 0, done = 0;
   for (const Case& c : chosen) total += int(c.ops.size() * c.dtypes.size() * layouts.size());
   Bandwidth bw;
+  if (o.batch) std::printf("poolkit bench: every case with a batch of %lld\n", static_cast<long long>(o.batch));
   std::printf("poolkit bench: %d thread(s); outputs %s; before each row a plain memcpy (1 thread, bytes read + written), a\n"
               "sum (read) and streaming stores (write) on the kernels' threads, before and after it (their mean; a\n"
               "row run again where they differ by over 15%%); limit = read / read GB/s + written / write GB/s\n\n",
