@@ -40,15 +40,64 @@ HWY_INLINE void store_taps(D d, int64_t s, int64_t group, const V* t, hn::TFromD
   else hn::StoreInterleaved4(t[0], t[1], t[2], t[3], d, out);
 }
 
-// store_taps past the cache, for one or two taps of 4-byte lanes in groups of 1 or 2 (out aligned to 64 bytes:
-// each vector of taps fills whole lines). False where this target cannot (the caller then stores normally).
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+// Streams 64-byte vectors that follow one another in memory from a start inside a line (an array of malloc's,
+// 16 bytes past a line): each whole line is made of the last lanes of one vector and the first lanes of the next
+// and stored past the cache; the lanes before the first whole line and after the last go by ordinary (masked)
+// stores. A vector that does not continue the run ends it and starts another. 4-byte lanes.
+class LineStreamer {
+ public:
+  static constexpr bool kOn = true;
+  void put(void* at, __m512i v) {
+    char* p = static_cast<char*>(at);
+    if (p != next_) {
+      flush();
+      const int m = int(reinterpret_cast<uintptr_t>(p) % 64 / 4);  // lanes of v in the line before p's next
+      head_ = __mmask16((1u << (16 - m)) - 1);
+      idx_ = _mm512_add_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
+                              _mm512_set1_epi32(16 - m));
+      shift_ = 4 * m;
+      if (m == 0) _mm512_stream_si512(reinterpret_cast<__m512i*>(p), v);
+      else _mm512_mask_storeu_epi32(p, head_, v);
+    } else {  // the line that last_ began: its last lanes, then v's first
+      _mm512_stream_si512(reinterpret_cast<__m512i*>(p - shift_), _mm512_permutex2var_epi32(last_, idx_, v));
+    }
+    last_ = v;
+    next_ = p + 64;
+  }
+  void flush() {  // the last vector's lanes past its line
+    if (next_ && shift_) _mm512_mask_storeu_epi32(next_ - 64, __mmask16(~head_), last_);
+    next_ = nullptr;
+  }
+
+ private:
+  char* next_ = nullptr;  // where a vector continues the run
+  __m512i last_, idx_;  // (set by the put that starts a run)
+  __mmask16 head_ = 0;
+  int shift_ = 0;  // bytes from a run's vector back to the line it completes
+};
+#else
+struct LineStreamer {
+  static constexpr bool kOn = false;
+  void flush() {}
+};
+#endif
+
+// store_taps past the cache, for one or two taps of 4-byte lanes in groups of 1 or 2: out aligned to 64 bytes
+// (each vector of taps fills whole lines), or through `lines` where `realign`. False where this target cannot
+// (the caller then stores normally).
 template <class D, class V>
-HWY_INLINE bool stream_taps(D d, int64_t s, int64_t group, const V* t, hn::TFromD<D>* out) {
+HWY_INLINE bool stream_taps(D d, int64_t s, int64_t group, const V* t, hn::TFromD<D>* out, LineStreamer& lines,
+                            bool realign) {
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
   if constexpr (sizeof(hn::TFromD<D>) == 4 && hn::MaxLanes(D()) == 16) {
-    if (s == 1) return hn::Stream(t[0], d, out), true;
-    if (s != 2 || group > 2) return false;
+    auto put = [&](void* at, __m512i v) {
+      if (realign) lines.put(at, v);
+      else _mm512_stream_si512(static_cast<__m512i*>(at), v);
+    };
     const __m512i a = _mm512_castps_si512(hn::BitCast(hn::RebindToFloat<D>(), t[0]).raw);
+    if (s == 1) return put(out, a), true;
+    if (s != 2 || group > 2) return false;
     const __m512i b = _mm512_castps_si512(hn::BitCast(hn::RebindToFloat<D>(), t[1]).raw);
     __m512i lo, hi;  // a's and b's lanes (or pairs of lanes) alternating
     if (group == 1) {
@@ -58,12 +107,12 @@ HWY_INLINE bool stream_taps(D d, int64_t s, int64_t group, const V* t, hn::TFrom
       lo = _mm512_permutex2var_epi64(a, _mm512_set_epi64(11, 3, 10, 2, 9, 1, 8, 0), b);
       hi = _mm512_permutex2var_epi64(a, _mm512_set_epi64(15, 7, 14, 6, 13, 5, 12, 4), b);
     }
-    _mm512_stream_si512(reinterpret_cast<__m512i*>(out), lo);
-    _mm512_stream_si512(reinterpret_cast<__m512i*>(out) + 1, hi);
+    put(out, lo);
+    put(out + 16, hi);
     return true;
   }
 #endif
-  (void)d, (void)s, (void)group, (void)t, (void)out;
+  (void)d, (void)s, (void)group, (void)t, (void)out, (void)lines, (void)realign;
   return false;
 }
 
@@ -85,6 +134,10 @@ void tiled_backward(const TiledBackwardJob& j) {
   const bool vector = s >= 1 && s <= 4 && (G == 1 || (G == 2 && sizeof(T) == 4 && HWY_TARGET != HWY_SCALAR) || wide) &&
                       (!kMax || !direct || (sizeof(T) == 4 && j.form != IndexForm::I64));
   bool streamed = false;
+  // rows that start inside a line stream through `lines` where whole vectors cover them (count a multiple of N:
+  // no overlapping last vector) and each vector of taps is stored by stream_taps
+  LineStreamer lines;
+  const bool realign_rows = LineStreamer::kOn && sizeof(S) == 4 && !wide && s <= 2 && G <= 2 && j.count % N == 0;
   for (int64_t row = 0; row < j.rows; ++row) {
     const S* g = static_cast<const S*>(j.g) + row * j.g_row_step;
     const void* am = kMax && direct ? static_cast<const char*>(j.argmax) + row * j.g_row_step * asize : nullptr;
@@ -94,8 +147,9 @@ void tiled_backward(const TiledBackwardJob& j) {
       // past the cache where the row is whole aligned lines (a line written partly by streaming stores and
       // partly by ordinary ones would be read back from memory); an overlapping last vector then starts on a
       // line too, and writes its lines again whole
-      const bool stream = vector && j.stream && j.count >= N && s * j.count * int64_t(sizeof(S)) % 64 == 0 &&
-                          reinterpret_cast<uintptr_t>(dx) % 64 == 0;
+      const bool aligned = s * j.count * int64_t(sizeof(S)) % 64 == 0 && reinterpret_cast<uintptr_t>(dx) % 64 == 0;
+      const bool realign = !aligned && realign_rows;
+      const bool stream = vector && j.stream && j.count >= N && (aligned || realign);
       streamed |= stream;
       int64_t k = 0;
       if (vector && j.count >= N) {
@@ -121,14 +175,14 @@ void tiled_backward(const TiledBackwardJob& j) {
             HWY_ALIGN T taps[4 * hn::MaxLanes(d)];
             store_taps(d, s, G, t, taps);
             for (int64_t q = 0; q < s; ++q) put_values(d, hn::Load(d, taps + q * N), dx + s * k + q * N, stream);
-          } else if (!stream || !stream_taps(d, s, G, t, dx + s * k)) {
+          } else if (!stream || !stream_taps(d, s, G, t, dx + s * k, lines, realign)) {
             store_taps(d, s, G, t, dx + s * k);
           }
           if (k + N == j.count) break;
         }
         k = j.count;
       }
-      for (; k < j.count; ++k) {
+      for (; k < j.count; ++k) {  // (rows of fewer than N: no stream, nothing in `lines` overlaps them)
         T gv = kMax ? T(g[k]) : T(T(g[k]) / div);
         int64_t rel = !kMax ? 0 : direct ? load_index(j.form, am, k) - code_base : j.rel[k];
         int64_t o = k / G, c = k % G;
@@ -139,6 +193,7 @@ void tiled_backward(const TiledBackwardJob& j) {
       }
     }
   }
+  lines.flush();
   if (streamed) hwy::FlushStream();
 }
 

@@ -761,6 +761,44 @@ TEST_F(CpuFast, StreamedOutputsMatchReference) {
   cpu::stream_threshold_bytes = saved;
 }
 
+// dx starting inside a cache line (as an array of malloc's does, 16 bytes past one), streamed: the tiled backward
+// then stores each whole line made of two vectors' lanes, the lanes before the first line and after the last by
+// ordinary stores; every shift of a float within a line, both layouts (channels-last: pairs of channels).
+TEST_F(CpuFast, StreamedBackwardIntoShiftedRowsMatchesReference) {
+  auto shifted = [](DType dt, const Shape& s, Layout lay, int64_t shift) {  // poisoned around the view
+    const Strides st = Tensor(dt, s, lay).view().strides;
+    Buf b{Tensor(dt, Shape{s.numel() + 16}), {}};
+    std::memset(b.storage.view().data, 0xA5, size_t((s.numel() + 16) * dtype_size(dt)));
+    b.view = TensorView(static_cast<char*>(b.storage.view().data) + shift * dtype_size(dt), dt, s, st);
+    return b;
+  };
+  const int64_t saved = cpu::stream_threshold_bytes.exchange(0);
+  for (Layout lay : {Layout::ChannelsFirst, Layout::ChannelsLast})
+    for (int64_t shift = 0; shift < 16; ++shift) {
+      SCOPED_TRACE("layout " + std::to_string(int(lay)) + " shift " + std::to_string(shift));
+      const int64_t C = lay == Layout::ChannelsFirst ? 3 : 2;
+      const Shape xs{2, C, 8, 64}, ys{2, C, 4, 32};
+      Geometry g = torch_geometry({8, 64}, {2, 2}, {2, 2}, {0, 0}, {1, 1}, false);
+      Buf x = make(DType::f32, xs, lay, false), dy = make(DType::f32, ys, lay, false);
+      fill(x.view, rng, true);
+      fill(dy.view, rng, false);
+      for (DType form : {DType::u8, DType::i64}) {
+        Buf y = make(DType::f32, ys, lay, false), am = make(form, ys, lay, false);
+        ref::max_pool_forward(g, x.view, y.view, am.view);
+        Buf dx0 = shifted(DType::f32, xs, lay, shift), dx1 = shifted(DType::f32, xs, lay, shift);
+        ref::max_pool_backward(g, dy.view, am.view, x.view, dx0.view);
+        ASSERT_TRUE(cpu::max_pool_backward(g, dy.view, am.view, x.view, dx1.view));
+        EXPECT_TRUE(same_bits(dx0, dx1)) << dtype_name(form);
+      }
+      Buf dx0 = shifted(DType::f32, xs, lay, shift), dx1 = shifted(DType::f32, xs, lay, shift);
+      AvgOptions opt;
+      ref::avg_pool_backward(g, opt, dy.view, dx0.view);
+      ASSERT_TRUE(cpu::avg_pool_backward(g, opt, dy.view, dx1.view));
+      EXPECT_TRUE(same_bits(dx0, dx1)) << "average";
+    }
+  cpu::stream_threshold_bytes = saved;
+}
+
 #if defined(__linux__)
 // The backward streams dx only into memory already written: a fresh mapping reads as untouched until written.
 TEST(PageState, FreshMappingIsUntouchedUntilWritten) {
