@@ -175,6 +175,51 @@ inline bool whole_aligned_rows(const void* p, int64_t step, int64_t count, int64
   return count % N == 0 && reinterpret_cast<uintptr_t>(p) % vbytes == 0 && step * esize % vbytes == 0;
 }
 
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+// Streams 64-byte vectors that follow one another in memory from a start inside a line (an array of malloc's,
+// 16 bytes past a line): each whole line is made of the last lanes of one vector and the first lanes of the next
+// and stored past the cache; the lanes before the first whole line and after the last go by ordinary (masked)
+// stores. A vector that does not continue the run ends it and starts another. 4-byte lanes.
+class LineStreamer {
+ public:
+  static constexpr bool kOn = true;
+  void put(void* at, __m512i v) {
+    char* p = static_cast<char*>(at);
+    if (p != next_) {
+      flush();
+      const int m = int(reinterpret_cast<uintptr_t>(p) % 64 / 4);  // lanes of v in the line before p's next
+      head_ = __mmask16((1u << (16 - m)) - 1);
+      idx_ = _mm512_add_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
+                              _mm512_set1_epi32(16 - m));
+      shift_ = 4 * m;
+      if (m == 0) _mm512_stream_si512(reinterpret_cast<__m512i*>(p), v);
+      else _mm512_mask_storeu_epi32(p, head_, v);
+    } else {  // the line that last_ began: its last lanes, then v's first
+      _mm512_stream_si512(reinterpret_cast<__m512i*>(p - shift_), _mm512_permutex2var_epi32(last_, idx_, v));
+    }
+    last_ = v;
+    next_ = p + 64;
+  }
+  void flush() {  // the last vector's lanes past its line
+    if (next_ && shift_) _mm512_mask_storeu_epi32(next_ - 64, __mmask16(~head_), last_);
+    next_ = nullptr;
+  }
+
+ private:
+  char* next_ = nullptr;  // where a vector continues the run
+  __m512i last_, idx_;  // (set by the put that starts a run)
+  __mmask16 head_ = 0;
+  int shift_ = 0;  // bytes from a run's vector back to the line it completes
+};
+#else
+struct LineStreamer {  // (never used: kOn)
+  static constexpr bool kOn = false;
+  template <class V>
+  void put(void*, V) {}
+  void flush() {}
+};
+#endif
+
 // v to p, by a streaming store (past the cache; p aligned to the vector) with `stream` where v is a whole
 // register (a streaming store of a part of one would write the whole).
 template <class D>

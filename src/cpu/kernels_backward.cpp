@@ -40,49 +40,6 @@ HWY_INLINE void store_taps(D d, int64_t s, int64_t group, const V* t, hn::TFromD
   else hn::StoreInterleaved4(t[0], t[1], t[2], t[3], d, out);
 }
 
-#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
-// Streams 64-byte vectors that follow one another in memory from a start inside a line (an array of malloc's,
-// 16 bytes past a line): each whole line is made of the last lanes of one vector and the first lanes of the next
-// and stored past the cache; the lanes before the first whole line and after the last go by ordinary (masked)
-// stores. A vector that does not continue the run ends it and starts another. 4-byte lanes.
-class LineStreamer {
- public:
-  static constexpr bool kOn = true;
-  void put(void* at, __m512i v) {
-    char* p = static_cast<char*>(at);
-    if (p != next_) {
-      flush();
-      const int m = int(reinterpret_cast<uintptr_t>(p) % 64 / 4);  // lanes of v in the line before p's next
-      head_ = __mmask16((1u << (16 - m)) - 1);
-      idx_ = _mm512_add_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
-                              _mm512_set1_epi32(16 - m));
-      shift_ = 4 * m;
-      if (m == 0) _mm512_stream_si512(reinterpret_cast<__m512i*>(p), v);
-      else _mm512_mask_storeu_epi32(p, head_, v);
-    } else {  // the line that last_ began: its last lanes, then v's first
-      _mm512_stream_si512(reinterpret_cast<__m512i*>(p - shift_), _mm512_permutex2var_epi32(last_, idx_, v));
-    }
-    last_ = v;
-    next_ = p + 64;
-  }
-  void flush() {  // the last vector's lanes past its line
-    if (next_ && shift_) _mm512_mask_storeu_epi32(next_ - 64, __mmask16(~head_), last_);
-    next_ = nullptr;
-  }
-
- private:
-  char* next_ = nullptr;  // where a vector continues the run
-  __m512i last_, idx_;  // (set by the put that starts a run)
-  __mmask16 head_ = 0;
-  int shift_ = 0;  // bytes from a run's vector back to the line it completes
-};
-#else
-struct LineStreamer {
-  static constexpr bool kOn = false;
-  void flush() {}
-};
-#endif
-
 // store_taps past the cache, for one or two taps of 4-byte lanes in groups of 1 or 2: out aligned to 64 bytes
 // (each vector of taps fills whole lines), or through `lines` where `realign`. False where this target cannot
 // (the caller then stores normally).

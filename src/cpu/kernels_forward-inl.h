@@ -186,6 +186,30 @@ bool streams(D d, const ForwardJob& j, int64_t index_bytes) {
          (index_bytes == 0 || whole_aligned_rows(j.argmax, j.y_row_step, n, N, index_bytes));
 }
 
+// Whether a job's float32 outputs, whose rows start inside a line (an array of malloc's) but are otherwise as
+// streams() asks, go past the cache through a LineStreamer (index_bytes: as streams(); their stores still aligned).
+template <class S, class D>
+bool realigns(D d, const ForwardJob& j, int64_t index_bytes) {
+  if constexpr (!LineStreamer::kOn || sizeof(S) != 4 || kHalf<S> || hn::MaxLanes(D()) != 16) {
+    (void)d, (void)j, (void)index_bytes;
+    return false;
+  } else {
+    const int64_t N = 16, n = j.lanes.count;
+    return j.stream && j.lanes.vector_count == n && n % N == 0 && reinterpret_cast<uintptr_t>(j.y) % 4 == 0 &&
+           !whole_aligned_rows(j.y, j.y_row_step, n, N, 4) &&
+           (index_bytes == 0 || whole_aligned_rows(j.argmax, j.y_row_step, n, N, index_bytes));
+  }
+}
+// v to y: through `lines` where realign (see realigns), else as put_values.
+template <class D, class S>
+HWY_INLINE void put_row_values(D d, hn::Vec<D> v, S* y, bool stream, bool realign, LineStreamer& lines) {
+  if constexpr (LineStreamer::kOn && sizeof(S) == 4 && hn::MaxLanes(D()) == 16) {
+    if (realign) return lines.put(y, hn::BitCast(hn::RebindToUnsigned<D>(), v).raw);
+  }
+  (void)realign, (void)lines;
+  put_values(d, v, y, stream);
+}
+
 // How max_rows tracks the argmax: not at all, in lanes of the values' width (any form), or in byte lanes (the
 // uint8 form, float lanes, AVX-512: the compare's mask serves them as it is, and a blend of 16 bytes costs half
 // of one of 16 words on CPUs that split 512-bit operations).
@@ -308,7 +332,9 @@ HWY_NOINLINE void max_rows(const ForwardJob& j) {
 #endif
   ForwardJob r = j;
   const RowPrefetch<S> ahead(j);
-  const bool stream = streams<S>(d, j, kIdx == kByteIndex ? 1 : 0);
+  const bool realign = realigns<S>(d, j, kIdx == kByteIndex ? 1 : 0);
+  const bool stream = realign || streams<S>(d, j, kIdx == kByteIndex ? 1 : 0);
+  LineStreamer lines;
   // int64 indices (twice the values' bytes or more) past the cache too, where their rows are whole aligned lines
   // and windows of up to 8 taps go one vector at a time: int64 forwards of seed 1.1-1.2x faster, vgg and pool3d
   // channels-last 1.07-1.1x; resnet-stem's channels-last (9 taps, four vectors at a time) 1.1x slower with them
@@ -388,7 +414,7 @@ HWY_NOINLINE void max_rows(const ForwardJob& j) {
       if constexpr (kIdx == kNoIndex && kMaxChain)
         for (int v = 0; v < U; ++v) m[v] = hn::IfThenElse(hn::IsNaN(nan[v]), nan[v], m[v]);
       for (int v = 0; v < U; ++v) {
-        put_values(d, m[v], y + lane[v], stream);
+        put_row_values(d, m[v], y + lane[v], stream, realign, lines);
         // (the one-byte index streams only from four vectors, a whole line: one vector at a time, its line
         // fills over rows or outputs while a partial streaming store holds a fill buffer that reads need)
         if constexpr (kIdx == kByteIndex) put(db, idx[v], static_cast<uint8_t*>(r.argmax) + lane[v], stream && U == 4);
@@ -418,6 +444,7 @@ HWY_NOINLINE void max_rows(const ForwardJob& j) {
       }
     }
   }
+  lines.flush();
   if (stream) hwy::FlushStream();
 }
 
@@ -441,7 +468,9 @@ HWY_NOINLINE void avg_rows(const ForwardJob& j) {
   }
 #endif
   const RowPrefetch<S> ahead(j);
-  const bool stream = streams<S>(d, j, 0);
+  const bool realign = realigns<S>(d, j, 0);
+  const bool stream = realign || streams<S>(d, j, 0);
+  LineStreamer lines;
   for (int64_t row = 0; row < j.rows; ++row) {
     const S* x = static_cast<const S*>(j.x) + row * j.x_row_step;
     S* y = static_cast<S*>(j.y) + row * j.y_row_step;
@@ -461,7 +490,7 @@ HWY_NOINLINE void avg_rows(const ForwardJob& j) {
         for (int v = 0; v < U; ++v) prefetch(x + j.tap_offset[j.ntaps - 1] + at[v] + 4096 / int64_t(sizeof(S)));
       for (int t = 0; t < j.ntaps; ++t)
         for (int v = 0; v < U; ++v) sum[v] = hn::Add(sum[v], load_lanes<kLoadAs<M>>(d, x + j.tap_offset[t], at[v]));
-      for (int v = 0; v < U; ++v) put_values(d, hn::Div(sum[v], hn::Set(d, div)), y + lane[v], stream);
+      for (int v = 0; v < U; ++v) put_row_values(d, hn::Div(sum[v], hn::Set(d, div)), y + lane[v], stream, realign, lines);
     };
     int64_t k = walk_vectors<M>(l, N, vec_end, j.ntaps, vectors);
     const hn::CappedTag<T, 1> d1;  // (the vector conversions of 16-bit types)
@@ -472,6 +501,7 @@ HWY_NOINLINE void avg_rows(const ForwardJob& j) {
       store_values(d1, hn::Div(sum, hn::Set(d1, div)), y + k);
     }
   }
+  lines.flush();
   if (stream) hwy::FlushStream();
 }
 

@@ -761,10 +761,11 @@ TEST_F(CpuFast, StreamedOutputsMatchReference) {
   cpu::stream_threshold_bytes = saved;
 }
 
-// dx starting inside a cache line (as an array of malloc's does, 16 bytes past one), streamed: the tiled backward
-// then stores each whole line made of two vectors' lanes, the lanes before the first line and after the last by
-// ordinary stores; every shift of a float within a line, both layouts (channels-last: pairs of channels).
-TEST_F(CpuFast, StreamedBackwardIntoShiftedRowsMatchesReference) {
+// Outputs starting inside a cache line (as an array of malloc's does, 16 bytes past one), streamed: the forward
+// rows and the tiled backward then store each whole line made of two vectors' lanes, the lanes before the first
+// line and after the last by ordinary stores; every shift of a float within a line, both layouts (channels-last:
+// pairs of channels), the byte argmax 16 bytes past a line (streamed) and 1 byte past (not).
+TEST_F(CpuFast, StreamedOutputsIntoShiftedRowsMatchReference) {
   auto shifted = [](DType dt, const Shape& s, Layout lay, int64_t shift) {  // poisoned around the view
     const Strides st = Tensor(dt, s, lay).view().strides;
     Buf b{Tensor(dt, Shape{s.numel() + 16}), {}};
@@ -782,6 +783,22 @@ TEST_F(CpuFast, StreamedBackwardIntoShiftedRowsMatchesReference) {
       Buf x = make(DType::f32, xs, lay, false), dy = make(DType::f32, ys, lay, false);
       fill(x.view, rng, true);
       fill(dy.view, rng, false);
+      for (int64_t am_shift : {0, 1, 16}) {
+        Buf y0 = shifted(DType::f32, ys, lay, shift), y1 = shifted(DType::f32, ys, lay, shift);
+        Buf a0 = shifted(DType::u8, ys, lay, am_shift), a1 = shifted(DType::u8, ys, lay, am_shift);
+        ref::max_pool_forward(g, x.view, y0.view, a0.view);
+        ASSERT_TRUE(cpu::max_pool_forward(g, x.view, y1.view, a1.view));
+        EXPECT_TRUE(same_bits(y0, y1) && same_bits(a0, a1)) << "byte argmax shifted " << am_shift;
+        Buf y2 = shifted(DType::f32, ys, lay, shift);
+        ASSERT_TRUE(cpu::max_pool_forward(g, x.view, y2.view, TensorView{}));
+        EXPECT_TRUE(same_bits(y0, y2)) << "no argmax";
+      }
+      {
+        Buf y0 = shifted(DType::f32, ys, lay, shift), y1 = shifted(DType::f32, ys, lay, shift);
+        ref::avg_pool_forward(g, AvgOptions{}, x.view, y0.view);
+        ASSERT_TRUE(cpu::avg_pool_forward(g, AvgOptions{}, x.view, y1.view));
+        EXPECT_TRUE(same_bits(y0, y1)) << "average forward";
+      }
       for (DType form : {DType::u8, DType::i64}) {
         Buf y = make(DType::f32, ys, lay, false), am = make(form, ys, lay, false);
         ref::max_pool_forward(g, x.view, y.view, am.view);
