@@ -187,7 +187,7 @@ class LineStreamer {
     char* p = static_cast<char*>(at);
     if (p != next_) {
       flush();
-      const int m = int(reinterpret_cast<uintptr_t>(p) % 64 / 4);  // lanes of v in the line before p's next
+      const int m = int(reinterpret_cast<uintptr_t>(p) % 64 / 4);  // p's lanes into its line
       head_ = __mmask16((1u << (16 - m)) - 1);
       idx_ = _mm512_add_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
                               _mm512_set1_epi32(16 - m));
