@@ -12,7 +12,6 @@ ADAPTIVE_SUM = "an ulp or a few off PyTorch's adaptive kernel (which sums and di
 ORT_AVG = "ONNX Runtime sums the window in another order"
 ORT_LP = "ONNX Runtime computes |x|^p with pow and sums in another order"
 LP_ROOT = "p = 3: the final x^(1/3), PyTorch's vectorised pow and the C library's round differently (1 in 4 to 8)"
-LP_TORCH2 = "PyTorch 2's lp_pool is an ulp off PyTorch 1.13's here, for p = 1 and 2 too (its cause not yet traced)"
 NN_MEAN = "PyTorch's adaptive average to one cell is a mean, summed in another order"
 NEG_INF_CL3D = ("a window whose cells are all -inf, channels-last 3-D: PyTorch 2's channels-last kernel gives the "
                 "in-plane offset of the window's first cell at depth 0 (outside the window), its channels-first "
@@ -45,19 +44,24 @@ BY_TORCH_MAJOR = {
         **_cases("lp_pool", 3, "output", [5, 22, 36, 42, 43, 60, 109, 118, 121], LP_ROOT),
     },
     2: {
-        **_cases("lp_pool", 1, "output", [5, 26, 31, 33, 64, 90, 95, 102, 111, 112, 146, 148], LP_TORCH2),
-        **_cases("lp_pool", 2, "output", [0, 5, 8, 15, 16, 22, 42, 53, 58, 59, 64, 68, 71, 78, 89, 118, 130, 137, 143,
-                                          148], LP_TORCH2),
-        **_cases("lp_pool", 3, "output", [0, 5, 20, 21, 23, 25, 36, 37, 42, 43, 56, 60, 75, 81, 84, 87, 90, 93, 103,
-                                          109, 111, 118, 126, 129, 130, 131, 143, 145, 149], LP_TORCH2),
-        **_cases("nn_sequential", None, "output", ["LPPool2d"], LP_TORCH2),
         **_cases("max_pool", 3, "indices", [81, 346], NEG_INF_CL3D),
     },
 }
 
+# PyTorch 2's lp_pool is an ulp off PyTorch 1.13's in some cases (p = 1, 2 and 3), and which cases depends on the
+# machine: of the 62 listed from a 2-core AMD EPYC (Zen 5), 33 were bit-identical on a 2-core Intel Xeon and 3
+# others differed there, poolkit's bits the same on both (its Lp outputs held to PyTorch 1.13 bit for bit, with the
+# list above, in the suite's Debian-torch run). Under PyTorch 2 Lp outputs are compared within rounding only (each
+# caller asserts that before check_bits).
+def _bits_compared(test, case):
+    lp = test == "lp_pool" or (test == "nn_sequential" and case == "LPPool2d")
+    return not (lp and TORCH_MAJOR >= 2)
+
 
 def check_bits(identical, test, r, case, what):
     """Asserts that the case is bit-identical unless it is listed above, and listed only if it is not."""
+    if not _bits_compared(test, case):
+        return
     key = (test, r, case, what)
     listed = key in DIFFERENCES or key in BY_TORCH_MAJOR.get(TORCH_MAJOR, {})
     if not identical:
