@@ -133,8 +133,6 @@ __attribute__((target("avx2"))) inline void put_four(double* d, __m256d v) {
 __attribute__((target("avx2"))) inline __m128 four_zeros(float) { return _mm_setzero_ps(); }
 __attribute__((target("avx2"))) inline __m256d four_zeros(double) { return _mm256_setzero_pd(); }
 
-constexpr int kAhead = 4096;  // bytes: the indices and each block row's cells asked for ahead of their loads
-
 // The gather's columns [c0, c1) of the values' (dst's) columns: each output's block is the same rows of
 // r_1 x r_2 x ... output columns (`block`: their offsets from the first, in cells). Returns the matches.
 template <class T>
@@ -153,10 +151,10 @@ __attribute__((target("avx2"))) int64_t gather_columns(const Blocks& b, const st
   for (int64_t c = c0; c < c1; ++c) {
     for (int64_t k = 0; k < h; k += 4) {
       auto out = four_zeros(T{});
-      _mm_prefetch(reinterpret_cast<const char*>(ix + c * h + k) + kAhead, _MM_HINT_T0);
+      _mm_prefetch(reinterpret_cast<const char*>(ix + c * h + k) + kGatherAhead, _MM_HINT_T0);
       for (int64_t o : block) {
         const T* cells = src + first + o + 2 * k;
-        _mm_prefetch(reinterpret_cast<const char*>(cells) + kAhead, _MM_HINT_T0);
+        _mm_prefetch(reinterpret_cast<const char*>(cells) + kGatherAhead, _MM_HINT_T0);
         matches += pick_four(ix + c * h + k, cells, double(first + o + 2 * k + 1), out);
       }
       put_four(dst + c * h + k, out);

@@ -88,8 +88,6 @@ __attribute__((target("avx2"))) static void put(double* d, __m256d v, bool align
 __attribute__((target("avx2"))) static __m256 zeros(float) { return _mm256_setzero_ps(); }
 __attribute__((target("avx2"))) static __m256d zeros(double) { return _mm256_setzero_pd(); }
 
-constexpr int kAhead = 4096;  // bytes: each pair of rows' cells asked for ahead of their loads
-
 template <class T>
 __attribute__((target("avx2"))) static int64_t pair_row(const uint8_t* taps, int64_t n, int cells, const T* src,
                                                         const int32_t* tap, T* dst) {
@@ -108,7 +106,7 @@ __attribute__((target("avx2"))) static int64_t pair_row(const uint8_t* taps, int
     for (int h = 0; h < kParts; ++h) out[h] = zeros(T{});
     for (int r = 0; 2 * r < cells; ++r) {
       const T* cells_at = src + 2 * k + tap[2 * r];
-      _mm_prefetch(reinterpret_cast<const char*>(cells_at) + kAhead, _MM_HINT_T0);
+      _mm_prefetch(reinterpret_cast<const char*>(cells_at) + kGatherAhead, _MM_HINT_T0);
       split_pairs(cells_at, first, second);
       for (int h = 0; h < kParts; ++h) pick(out[h], first[h], lanes[h], 2 * r), pick(out[h], second[h], lanes[h], 2 * r + 1);
     }

@@ -177,27 +177,32 @@ class RowPrefetch {
   int parts_ = 0, ahead_ = kMinAhead;
 };
 
-// Whether a job's outputs may go out by streaming stores: j.stream, and every vector store of its rows whole and
-// aligned (whole_aligned_rows). Argmax stores count with index_bytes per lane (0: ordinary stores).
-template <class S, class D>
-bool streams(D d, const ForwardJob& j, int64_t index_bytes) {
+// What streaming stores ask of a job besides where its values' rows start: j.stream, rows of whole vectors, and
+// argmax rows whole and aligned (index_bytes per lane; 0: the argmax by ordinary stores).
+template <class D>
+bool stream_rows(D d, const ForwardJob& j, int64_t index_bytes) {
   const int64_t N = int64_t(hn::Lanes(d)), n = j.lanes.count;
-  return j.stream && j.lanes.vector_count == n && whole_aligned_rows(j.y, j.y_row_step, n, N, int64_t(sizeof(S))) &&
+  return j.stream && j.lanes.vector_count == n &&
          (index_bytes == 0 || whole_aligned_rows(j.argmax, j.y_row_step, n, N, index_bytes));
 }
-
-// Whether a job's float32 outputs, whose rows start inside a line (an array of malloc's) but are otherwise as
-// streams() asks, go past the cache through a LineStreamer (index_bytes: as streams(); their stores still aligned).
+// Whether a job's outputs may go out by streaming stores: stream_rows, and every vector store of its values whole
+// and aligned (whole_aligned_rows).
+template <class S, class D>
+bool streams(D d, const ForwardJob& j, int64_t index_bytes) {
+  const int64_t N = int64_t(hn::Lanes(d));
+  return stream_rows(d, j, index_bytes) && whole_aligned_rows(j.y, j.y_row_step, j.lanes.count, N, int64_t(sizeof(S)));
+}
+// Whether a job's float32 outputs whose rows start inside a line (an array of malloc's), the rest as stream_rows
+// asks, go past the cache through a LineStreamer.
 template <class S, class D>
 bool realigns(D d, const ForwardJob& j, int64_t index_bytes) {
   if constexpr (!LineStreamer::kOn || sizeof(S) != 4 || kHalf<S> || hn::MaxLanes(D()) != 16) {
     (void)d, (void)j, (void)index_bytes;
     return false;
   } else {
-    const int64_t N = 16, n = j.lanes.count;
-    return j.stream && j.lanes.vector_count == n && n % N == 0 && reinterpret_cast<uintptr_t>(j.y) % 4 == 0 &&
-           !whole_aligned_rows(j.y, j.y_row_step, n, N, 4) &&
-           (index_bytes == 0 || whole_aligned_rows(j.argmax, j.y_row_step, n, N, index_bytes));
+    const int64_t n = j.lanes.count;
+    return stream_rows(d, j, index_bytes) && n % 16 == 0 && reinterpret_cast<uintptr_t>(j.y) % 4 == 0 &&
+           !whole_aligned_rows(j.y, j.y_row_step, n, 16, 4);
   }
 }
 // v to y: through `lines` where realign (see realigns), else as put_values.
