@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstring>
+#include <unistd.h>
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
@@ -64,6 +65,15 @@ double median_seconds(int reps, const std::function<void()>& f) {
   return t[t.size() / 2];
 }
 
+size_t Bandwidth::buffer_bytes() {
+  size_t bytes = size_t(256) << 20;
+#if defined(_SC_LEVEL3_CACHE_SIZE)
+  const long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
+  if (l3 > 0) bytes = std::max(bytes, (size_t(2 * l3) + 4095) / 4096 * 4096);
+#endif
+  return bytes;
+}
+
 double Bandwidth::copy(int reps) {
   double t = median_seconds(reps, [&] { std::memcpy(b_.data(), a_.data(), a_.size()); });
   return 2.0 * double(a_.size()) / t;
@@ -77,15 +87,26 @@ double Bandwidth::read(int reps, int threads) {
     {
       size_t begin, end;
       part(size, omp_get_thread_num(), omp_get_num_threads(), begin, end);
-      // Four independent sums of a 64-byte line each step: the adds never wait on memory's latency chain.
+      // Each thread reads its part as kStreams interleaved streams, a line of each in turn, with four independent
+      // sums: the adds never wait on memory's latency chain, and more lines are in flight than one stream's
+      // prefetcher keeps (an Intel Xeon VM: 18 GB/s from one stream a thread, 29-30 from 4-16).
+      constexpr size_t kStreams = 8;
+      const size_t seg = (end - begin) / kStreams / 64 * 64;
       F4 s0{}, s1{}, s2{}, s3{};
-      for (size_t i = begin; i < end; i += 64) {
-        F4 v0, v1, v2, v3;
-        std::memcpy(&v0, src + i, 16);
-        std::memcpy(&v1, src + i + 16, 16);
-        std::memcpy(&v2, src + i + 32, 16);
-        std::memcpy(&v3, src + i + 48, 16);
-        s0 += v0, s1 += v1, s2 += v2, s3 += v3;
+      for (size_t i = 0; i < seg; i += 64)
+        for (size_t k = 0; k < kStreams; ++k) {
+          const char* p = src + begin + k * seg + i;
+          F4 v0, v1, v2, v3;
+          std::memcpy(&v0, p, 16);
+          std::memcpy(&v1, p + 16, 16);
+          std::memcpy(&v2, p + 32, 16);
+          std::memcpy(&v3, p + 48, 16);
+          s0 += v0, s1 += v1, s2 += v2, s3 += v3;
+        }
+      for (size_t i = begin + kStreams * seg; i < end; i += 64) {  // the lines left over
+        F4 v;
+        std::memcpy(&v, src + i, 16);
+        s0 += v;
       }
       F4 s = (s0 + s1) + (s2 + s3);
       g_sink = s[0] + s[1] + s[2] + s[3];
