@@ -241,13 +241,16 @@ bool blocked_forward(const Forward& f) {
 }
 
 // Max of 3x3 windows of stride 2 (padding 0 or 1) in channels-first 2-D planes, without an index or with the
-// one-byte one (8-bit integers: int64 flat indices too): kernels_k3s2_forward.cpp (integers: kernels_int.cpp), a
-// plane per task. False where it does not apply or the target has no vector pair loads.
+// one-byte one, or int64 flat indices made from it: kernels_k3s2_forward.cpp (integers: kernels_int.cpp), a
+// plane per task; the float kernels' codes of a plane go to a buffer in the cache, then its flat indices from
+// them (k3s2_flat_rows; resnet-stem's int64 row had taken the general kernel, twice the byte row's time). False
+// where it does not apply or the target has no vector pair loads.
 bool k3s2_forward(const Forward& f, DType dt) {
   const Axis &A = f.tab.t.axis, &B = f.tab.h.axis, &W = f.tab.w.axis;
-  const bool byte_int = is_integer(dt) && f.x.esize == 1;  // (int64 flat indices too: from the one-byte codes)
+  const bool byte_int = is_integer(dt) && f.x.esize == 1;  // (int64 flat indices from the one-byte codes)
+  const bool flat_codes = f.form == IndexForm::I64 && !is_integer(dt) && f.g3.plane_in() <= INT32_MAX;
   const bool index_ok = f.form == IndexForm::None || (f.form == IndexForm::U8 && (!is_integer(dt) || byte_int)) ||
-                        (f.form == IndexForm::I64 && byte_int);
+                        (f.form == IndexForm::I64 && byte_int) || flat_codes;
   if (!f.is_max || !index_ok || A.in != 1 || A.out != 1 || A.kernel != 1 || !k3s2_axis(B) || !k3s2_axis(W) ||
       f.x.s[4] != 1 || f.y.s[4] != 1 || W.out < 16 || W.in < 32)
     return false;  // (narrower rows: the general kernel's blocks of planes do better than an output at a time)
@@ -255,23 +258,44 @@ bool k3s2_forward(const Forward& f, DType dt) {
   job.x_row = f.x.s[3], job.y_row = f.y.s[3];
   job.height = B.in, job.width = W.in, job.out_h = B.out, job.out_w = W.out, job.pad_h = B.pad_lo, job.pad_w = W.pad_lo;
   const size_t keep = size_t(2 * (W.out + 64));
+  K3S2FlatJob flat_job;
+  flat_job.row = f.y.s[3], flat_job.out_h = B.out, flat_job.out_w = W.out, flat_job.width = W.in;
+  flat_job.pad_h = B.pad_lo, flat_job.pad_w = W.pad_lo;
   return parallel_for(f.N * f.C, f.work, [&](int64_t i) {
     thread_local std::vector<uint64_t> row_max, row_code;  // 8-byte words: room and alignment for any lane type
+    thread_local std::vector<uint8_t> codes;                // flat_codes: the plane's one-byte codes
     row_max.resize(keep), row_code.resize(keep);
     const int64_t n = i / f.C, c = i % f.C;
     K3S2ForwardJob j = job;
     j.x = f.x.at<char>(f.x.offset(n, c, 0, 0, 0)), j.y = f.y.at<char>(f.y.offset(n, c, 0, 0, 0));
     if (i + 1 < f.N * f.C) j.x_next = f.x.at<char>(f.x.offset((i + 1) / f.C, (i + 1) % f.C, 0, 0, 0));
-    if (f.form == IndexForm::I64) j.flat = f.am.at<int64_t>(f.am.offset(n, c, 0, 0, 0)), j.stream = f.stream;
-    else j.am = f.am.defined() ? f.am.at<uint8_t>(f.am.offset(n, c, 0, 0, 0)) : nullptr;
-    j.row_max = row_max.data(), j.row_code = row_code.data();
-    switch (dt) {
-      case DType::f32: return k3s2_max_forward_f32(j);
-      case DType::f64: return k3s2_max_forward_f64(j);
-      case DType::bf16: return k3s2_max_forward_bf16(j);
-      case DType::f16: return k3s2_max_forward_f16(j);
-      default: return k3s2_max_forward_int(dt, j);
+    K3S2FlatJob fj = flat_job;
+    if (flat_codes) {
+      codes.resize(size_t(B.out * job.y_row + 16));  // (16: FlatRow's last read)
+      j.am = codes.data();
+      fj.codes = codes.data(), fj.flat = f.am.at<int64_t>(f.am.offset(n, c, 0, 0, 0));
+      fj.stream = f.stream && reinterpret_cast<uintptr_t>(fj.flat) % 64 == 0 && W.out % 8 == 0 && fj.row % 8 == 0;
+    } else if (f.form == IndexForm::I64) {
+      j.flat = f.am.at<int64_t>(f.am.offset(n, c, 0, 0, 0)), j.stream = f.stream;
+    } else {
+      j.am = f.am.defined() ? f.am.at<uint8_t>(f.am.offset(n, c, 0, 0, 0)) : nullptr;
     }
+    j.row_max = row_max.data(), j.row_code = row_code.data();
+    bool ok;
+    switch (dt) {
+      case DType::f32: ok = k3s2_max_forward_f32(j); break;
+      case DType::f64: ok = k3s2_max_forward_f64(j); break;
+      case DType::bf16: ok = k3s2_max_forward_bf16(j); break;
+      case DType::f16: ok = k3s2_max_forward_f16(j); break;
+      default: ok = k3s2_max_forward_int(dt, j); break;
+    }
+    if (!ok || !flat_codes || k3s2_flat_rows(fj)) return ok;
+    for (int64_t oh = 0; oh < B.out; ++oh)  // (targets of fewer lanes)
+      for (int64_t ow = 0; ow < W.out; ++ow) {
+        const int64_t code = codes[size_t(oh * fj.row + ow)];
+        fj.flat[oh * fj.row + ow] = (2 * oh - B.pad_lo + code / 3) * W.in + 2 * ow - W.pad_lo + code % 3;
+      }
+    return true;
   });
 }
 

@@ -661,6 +661,20 @@ bool rows32(const Rows32Job& j) {
 bool Rows32MaxForwardU8(const Rows32Job& j) { return rows32<uint8_t>(j); }
 bool Rows32MaxForwardI8(const Rows32Job& j) { return rows32<int8_t>(j); }
 
+bool K3S2FlatRows(const K3S2FlatJob& j) {
+#if HWY_TARGET == HWY_SCALAR
+  (void)j;
+  return false;
+#else
+  if (!FlatRow::fits()) return false;
+  const FlatRow flat(j.width);
+  for (int64_t oh = 0; oh < j.out_h; ++oh)
+    flat.store(j.codes + oh * j.row, j.out_w, (2 * oh - j.pad_h) * j.width - j.pad_w, j.flat + oh * j.row, j.stream);
+  if (j.stream) hwy::FlushStream();
+  return true;
+#endif
+}
+
 bool K3S2MaxForwardU8(const K3S2ForwardJob& j) { return int_k3s2<uint8_t>(j); }
 bool K3S2MaxForwardI8(const K3S2ForwardJob& j) { return int_k3s2<int8_t>(j); }
 bool K3S2MaxForwardI16(const K3S2ForwardJob& j) { return int_k3s2<int16_t>(j); }
@@ -688,8 +702,10 @@ HWY_EXPORT(K3S2MaxForwardI8);
 HWY_EXPORT(K3S2MaxForwardI16);
 HWY_EXPORT(K3S2MaxForwardI32);
 HWY_EXPORT(K3S2MaxForwardI64);
+HWY_EXPORT(K3S2FlatRows);
 HWY_EXPORT(Rows32MaxForwardU8);
 HWY_EXPORT(Rows32MaxForwardI8);
+bool k3s2_flat_rows(const K3S2FlatJob& j) { return HWY_DYNAMIC_DISPATCH(K3S2FlatRows)(j); }
 bool rows32_max_forward_int(DType t, const Rows32Job& j) {
   return t == DType::u8 ? HWY_DYNAMIC_DISPATCH(Rows32MaxForwardU8)(j) : HWY_DYNAMIC_DISPATCH(Rows32MaxForwardI8)(j);
 }
