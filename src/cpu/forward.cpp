@@ -289,13 +289,8 @@ bool k3s2_forward(const Forward& f, DType dt) {
       case DType::f16: ok = k3s2_max_forward_f16(j); break;
       default: ok = k3s2_max_forward_int(dt, j); break;
     }
-    if (!ok || !flat_codes || k3s2_flat_rows(fj)) return ok;
-    for (int64_t oh = 0; oh < B.out; ++oh)  // (targets of fewer lanes)
-      for (int64_t ow = 0; ow < W.out; ++ow) {
-        const int64_t code = codes[size_t(oh * fj.row + ow)];
-        fj.flat[oh * fj.row + ow] = (2 * oh - B.pad_lo + code / 3) * W.in + 2 * ow - W.pad_lo + code % 3;
-      }
-    return true;
+    if (ok && flat_codes) k3s2_flat_rows(fj);
+    return ok;
   });
 }
 

@@ -331,7 +331,7 @@ class FlatRow {
  public:
   static bool fits() { return hn::Lanes(D32()) == 16; }
   explicit FlatRow(int64_t width) {
-    for (int c = 0; c < 16; ++c) off_[c] = int32_t(c < 9 ? c / 3 * width + c % 3 : 0);
+    for (int c = 0; c < 16; ++c) off_[c] = int32_t(c < 9 ? k3s2_code_offset(c, width) : 0);
   }
   void store(const uint8_t* code, int64_t n, int64_t first, int64_t* out, bool stream) const {
     const D32 d32;
@@ -661,18 +661,21 @@ bool rows32(const Rows32Job& j) {
 bool Rows32MaxForwardU8(const Rows32Job& j) { return rows32<uint8_t>(j); }
 bool Rows32MaxForwardI8(const Rows32Job& j) { return rows32<int8_t>(j); }
 
-bool K3S2FlatRows(const K3S2FlatJob& j) {
-#if HWY_TARGET == HWY_SCALAR
-  (void)j;
-  return false;
-#else
-  if (!FlatRow::fits()) return false;
-  const FlatRow flat(j.width);
-  for (int64_t oh = 0; oh < j.out_h; ++oh)
-    flat.store(j.codes + oh * j.row, j.out_w, (2 * oh - j.pad_h) * j.width - j.pad_w, j.flat + oh * j.row, j.stream);
-  if (j.stream) hwy::FlushStream();
-  return true;
+void K3S2FlatRows(const K3S2FlatJob& j) {
+#if HWY_TARGET != HWY_SCALAR
+  if (FlatRow::fits()) {
+    const FlatRow flat(j.width);
+    for (int64_t oh = 0; oh < j.out_h; ++oh)
+      flat.store(j.codes + oh * j.row, j.out_w, (2 * oh - j.pad_h) * j.width - j.pad_w, j.flat + oh * j.row,
+                 j.stream);
+    if (j.stream) hwy::FlushStream();
+    return;
+  }
 #endif
+  for (int64_t oh = 0; oh < j.out_h; ++oh)
+    for (int64_t ow = 0; ow < j.out_w; ++ow)
+      j.flat[oh * j.row + ow] =
+          (2 * oh - j.pad_h) * j.width - j.pad_w + 2 * ow + k3s2_code_offset(j.codes[oh * j.row + ow], j.width);
 }
 
 bool K3S2MaxForwardU8(const K3S2ForwardJob& j) { return int_k3s2<uint8_t>(j); }
@@ -705,7 +708,7 @@ HWY_EXPORT(K3S2MaxForwardI64);
 HWY_EXPORT(K3S2FlatRows);
 HWY_EXPORT(Rows32MaxForwardU8);
 HWY_EXPORT(Rows32MaxForwardI8);
-bool k3s2_flat_rows(const K3S2FlatJob& j) { return HWY_DYNAMIC_DISPATCH(K3S2FlatRows)(j); }
+void k3s2_flat_rows(const K3S2FlatJob& j) { HWY_DYNAMIC_DISPATCH(K3S2FlatRows)(j); }
 bool rows32_max_forward_int(DType t, const Rows32Job& j) {
   return t == DType::u8 ? HWY_DYNAMIC_DISPATCH(Rows32MaxForwardU8)(j) : HWY_DYNAMIC_DISPATCH(Rows32MaxForwardI8)(j);
 }

@@ -22,8 +22,8 @@ bool k3s2_max_forward_int(DType t, const K3S2ForwardJob& job);
 // Int64 flat indices in a plane from the one-byte 3x3 stride-2 codes of its output rows (code c: tap row c / 3,
 // column c % 3), for the float kernels, which write the codes: flat[oh * row + ow] = (2 oh - pad_h + c / 3) width
 // + 2 ow - pad_w + c % 3 for oh < out_h, ow < out_w. codes has 16 bytes of room past its last row; the plane's
-// cells fit int32. Streaming stores where `stream` (flat 64-byte aligned, out_w and row multiples of 8). False
-// where the target has fewer than 16 int32 lanes (nothing written).
+// cells fit int32. Streaming stores where `stream` (flat 64-byte aligned, out_w and row multiples of 8); a scalar
+// loop on targets of fewer than 16 int32 lanes.
 struct K3S2FlatJob {
   const uint8_t* codes = nullptr;
   int64_t* flat = nullptr;
@@ -31,7 +31,9 @@ struct K3S2FlatJob {
   int64_t out_h = 0, out_w = 0, width = 0, pad_h = 0, pad_w = 0;
   bool stream = false;
 };
-bool k3s2_flat_rows(const K3S2FlatJob& j);
+void k3s2_flat_rows(const K3S2FlatJob& j);
+// Code c's input cell less its window's first cell, in a plane `width` cells wide.
+inline int64_t k3s2_code_offset(int64_t c, int64_t width) { return c / 3 * width + c % 3; }
 
 // 2x2 stride-2 max over channels-first planes of 8-bit types 32 cells wide, with the one-byte argmax or none
 // (am null), the planes' rows back to back (an even number a plane): output row r's two input rows are
