@@ -285,7 +285,9 @@ TEST_F(CpuFast, RowRunsDownPlanesMatchReference) {
 // Averages of small channels-first planes (global: tiles of planes summed in registers; adaptive: from blocks of
 // planes) add in the reference's (window) order: values whose sums round differently in another order.
 TEST_F(CpuFast, SmallPlaneAveragesSumInWindowOrder) {
-  const Geometry geoms[] = {global_geometry({7, 7}), global_geometry({2, 3, 5}), adaptive_geometry({13, 13}, {7, 7})};
+  // (global: 49 cells, 30, 4 (one tile of 4 cells), 9 (a last tile overlapping the one before))
+  const Geometry geoms[] = {global_geometry({7, 7}), global_geometry({2, 3, 5}), global_geometry({2, 2}),
+                            global_geometry({9}), adaptive_geometry({13, 13}, {7, 7})};
   for (const Geometry& g : geoms)
     for (DType dt : {DType::f32, DType::f64})
       for (bool slice : {false, true}) {
