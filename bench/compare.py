@@ -126,15 +126,19 @@ def alternating_medians(fns, reps):
     """Median seconds of each fn, the fns timed in turn rep after rep (so that the machine's memory pace, which
     moves within seconds here, weighs on every library alike), each timed call right after an untimed one of the
     same fn (the caches as back-to-back calls leave them, as oneDNN's program times its calls); fewer reps once
-    5 s have gone by per fn."""
+    5 s have gone by per fn. Each rep starts one fn further on, so that no fn always follows the same other: what
+    ran just before a pair still weighs on it (poolkit's gap NCHW forward, 102 MB, took 2.6 ms after its own calls
+    and 3.9-4.7 ms after a 15 ms single-thread spin or a sweep of 256 MB, Intel Xeon VM; in a fixed order it always
+    followed ONNX Runtime)."""
     times = [[] for _ in fns]
     start = time.perf_counter()
-    for _ in range(reps):
-        for fn, ts in zip(fns, times):
-            fn()
+    for rep in range(reps):
+        for i in range(len(fns)):
+            k = (rep + i) % len(fns)
+            fns[k]()
             t0 = time.perf_counter()
-            fn()
-            ts.append(time.perf_counter() - t0)
+            fns[k]()
+            times[k].append(time.perf_counter() - t0)
         if time.perf_counter() - start > 5 * len(fns):
             break
     return [statistics.median(ts) for ts in times]
