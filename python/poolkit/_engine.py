@@ -19,9 +19,8 @@ def _grad_input(kind, x_shape, dtype, channels_last, like):
 
 def _run(kind, like, op, *args):
     """The core's op on arrays on like's device (kind.prepare: the other arrays on it too, a CUDA tensor's device
-    and stream)."""
-    kind.prepare(like, args)
-    return op(*args)
+    and stream; the arrays as the core takes them quickest)."""
+    return op(*kind.prepare(like, args))
 
 
 def index_buffer(kind, g, x, form):

