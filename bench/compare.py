@@ -8,8 +8,8 @@ For each case, layout and operator, four calls where a library has them:
   train step (allocating)  forward through autograd, then backward (poolkit.torch saves its compact argmax)
   backward (preallocated)  aten *_backward.grad_input / oneDNN pooling_backward / poolkit._core: grad_input allocated
                            once before timing
-Each is a median time (the libraries of this process timed in turn, each timed call right after an untimed one of its
-own), a fraction of a plain copy's bandwidth measured in the same run (each input read once, each output written
+Each is a median time (the libraries of this process timed in turn, each rep starting one library further on, each
+timed call right after an untimed one of its own), a fraction of a plain copy's bandwidth measured in the same run (each input read once, each output written
 once, indices at the width that library stores), and poolkit's speed-up over each peer. ONNX Runtime only runs NCHW
 forward calls of operators ONNX has (not adaptive 13->7). PyTorch, ONNX Runtime and poolkit run in this process;
 oneDNN (Debian's libdnnl-dev, 2.x) runs as bench/onednn/onednn_pool_bench, which this script compiles into
@@ -541,7 +541,8 @@ def main():
              f"Machine: {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs. Plain copy "
              f"{copy / 1e9:.1f} GB/s (bytes read + written). Command: `{command_line()}`. One process, the same "
              "thread count for every library (ONNX Runtime: intra_op_num_threads, one inter-op thread), the "
-             "libraries of a row timed in turn, rep after rep (medians), each timed call right after an untimed one "
+             "libraries of a row timed in turn, rep after rep (medians), each rep starting one library further on "
+             "(so that none always follows the same other), each timed call right after an untimed one "
              "of the same library, except oneDNN: its own program `bench/onednn/onednn_pool_bench.cpp`, run from "
              "this one per case, layout and algorithm with the same OpenMP thread count and reps, its calls back to "
              "back.", "",
