@@ -9,9 +9,10 @@ For each case, layout and operator, four calls where a library has them:
   backward (preallocated)  aten *_backward.grad_input / oneDNN pooling_backward / poolkit._core: grad_input allocated
                            once before timing
 Each is a median time (the libraries of this process timed in turn, each rep starting one library further on, each
-timed call right after an untimed one of its own), a fraction of a plain copy's bandwidth measured in the same run (each input read once, each output written
-once, indices at the width that library stores), and poolkit's speed-up over each peer. ONNX Runtime only runs NCHW
-forward calls of operators ONNX has (not adaptive 13->7). PyTorch, ONNX Runtime and poolkit run in this process;
+timed call right after an untimed one of its own), a fraction of a plain copy's bandwidth measured in the same run
+(each input read once, each output written once, indices at the width that library stores), and poolkit's speed-up
+over each peer. ONNX Runtime only runs NCHW forward calls of operators ONNX has (not adaptive 13->7). PyTorch,
+ONNX Runtime and poolkit run in this process;
 oneDNN (Debian's libdnnl-dev, 2.x) runs as bench/onednn/onednn_pool_bench, which this script compiles into
 build/onednn-bench/ (g++ -fopenmp ... -ldnnl) when it is missing or older than its source, and runs once per case,
 layout and pooling algorithm with the same --threads (OpenMP) and --reps: its preallocated rows only (max without

@@ -95,7 +95,7 @@ void tiled_backward(const TiledBackwardJob& j) {
   // no overlapping last vector), each vector of taps is stored by stream_taps, and each dx row starts where the
   // one stored before it ends: a run that breaks leaves lines written partly by streaming stores and partly by
   // ordinary ones (pool3d's tap rows, a depth apart: its NCHW max backward into a dx 16 bytes past a line 21x
-  // slower than into an aligned one; now 1.4x, by ordinary stores)
+  // slower than into an aligned one; now 1.0-1.4x, by ordinary stores)
   LineStreamer lines;
   bool runs_on = j.rows == 1 || j.dx_row_step == j.tap_rows * s * j.count;
   for (int tr = 0; tr < j.tap_rows; ++tr) runs_on &= (j.tap_row_offset ? j.tap_row_offset[tr] : 0) == tr * s * j.count;

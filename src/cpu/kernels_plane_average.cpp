@@ -30,7 +30,7 @@ namespace hn = hwy::HWY_NAMESPACE;
 constexpr int64_t kPlaneAhead = 8192;
 
 #if HWY_TARGET != HWY_SCALAR
-// The planes by groups of k = d's lanes, G groups side by side; tile(row, c, col) reads cells [c, c + width) of
+// The planes by groups of k = d's lanes, G groups side by side; tile(row, c, col) reads cells [c, c + kWidth) of
 // the group whose planes start at row[0..k) and leaves cell c + i of the k planes in col[i].
 template <class D, int64_t kWidth, class Tile>
 HWY_INLINE void plane_groups(D d, const PlaneAverageJob& j, const Tile& tile) {
@@ -40,7 +40,7 @@ HWY_INLINE void plane_groups(D d, const PlaneAverageJob& j, const Tile& tile) {
   const T* x = static_cast<const T*>(j.x);
   T* y = static_cast<T*>(j.y);
   const V div = hn::Set(d, T(j.divisor));
-  const int64_t cells = j.cells, last = cells - kWidth;  // the last tile starts at `last` (it may overlap the one before)
+  const int64_t cells = j.cells, last = cells - kWidth;  // the last tile's start (it may overlap the one before)
   const int64_t group_bytes = j.x_plane == cells ? G * k * cells * int64_t(sizeof(T)) : 0;
   for (int64_t p0 = 0; p0 < j.planes; p0 += G * k) {
     const uintptr_t ahead = reinterpret_cast<uintptr_t>(x + p0 * cells) + kPlaneAhead;  // (may pass the end)
