@@ -16,6 +16,15 @@
 namespace poolkit::cpu {
 namespace {
 
+// A tensor from the memory cache, uninitialised, for values a kernel writes whole before they are read (a Tensor
+// zero-fills: that memset took a tenth of the seed case's max backward that recomputes its argmax).
+struct ScratchTensor {
+  ScratchTensor(DType t, const Shape& shape, Layout layout)
+      : block(allocate(size_t(shape.numel() * dtype_size(t))), release), view(block.get(), t, shape, layout) {}
+  std::unique_ptr<void, void (*)(void*)> block;
+  TensorView view;
+};
+
 bool tiles(const Geometry& g3) {
   for (const Axis& a : g3.axes)
     if (a.kind != AxisKind::Regular || a.kernel != a.stride || a.dilation != 1 || a.pad_lo != 0 ||
@@ -396,11 +405,9 @@ bool run_backward(bool is_max, const Geometry& g, const AvgOptions& opt, const T
   if (is_max && am.dtype == DType::i64 && g.window_cells() <= (int64_t(1) << 20) &&
       (am.is_contiguous() || am.is_contiguous(Layout::ChannelsLast))) {
     // the compact form first (checked on the way): every path below is fastest on it
-    const DType dt = local_argmax_dtype(g);
-    std::unique_ptr<void, void (*)(void*)> buf(allocate(size_t(am.numel() * dtype_size(dt))), release);
-    const Layout layout = am.is_contiguous() ? Layout::ChannelsFirst : Layout::ChannelsLast;
-    const TensorView local(buf.get(), dt, am.shape, layout);
-    if (flat_argmax_to_local(g3, am, local)) return run_backward(is_max, g, opt, dy, local, dx);
+    const ScratchTensor local(local_argmax_dtype(g), am.shape,
+                              am.is_contiguous() ? Layout::ChannelsFirst : Layout::ChannelsLast);
+    if (flat_argmax_to_local(g3, am, local.view)) return run_backward(is_max, g, opt, dy, local.view, dx);
   }
   const Tables tab(g3);
   Backward b{is_max, g3, tab, View5(dy), View5(dx), View5(am), index_form(am), dx.shape[0], dx.shape[1],
@@ -444,16 +451,9 @@ bool max_pool_backward(const Geometry& g, const TensorView& dy, const TensorView
   // No saved argmax: recompute it (window-local, the narrowest form) with the fast forward, then route as with one.
   Layout layout = x.is_contiguous(Layout::ChannelsLast) && !x.is_contiguous() ? Layout::ChannelsLast
                                                                               : Layout::ChannelsFirst;
-  // (uninitialised blocks from the memory cache: the forward writes every element; a zero-filled Tensor's memset
-  // took a tenth of the seed case's time)
-  auto block = [&](DType t) {
-    return std::unique_ptr<void, void (*)(void*)>(allocate(size_t(dy.numel() * dtype_size(t))), release);
-  };
-  const DType code = local_argmax_dtype(g);
-  const auto y = block(x.dtype), am = block(code);
-  const TensorView yv(y.get(), x.dtype, dy.shape, layout), amv(am.get(), code, dy.shape, layout);
-  if (!cpu::max_pool_forward(g, x, yv, amv)) return false;
-  return run_backward(true, g, AvgOptions{}, dy, amv, dx);
+  const ScratchTensor y(x.dtype, dy.shape, layout), am(local_argmax_dtype(g), dy.shape, layout);
+  if (!cpu::max_pool_forward(g, x, y.view, am.view)) return false;
+  return run_backward(true, g, AvgOptions{}, dy, am.view, dx);
 }
 
 bool avg_pool_backward(const Geometry& g, const AvgOptions& opt, const TensorView& dy, const TensorView& dx) {

@@ -663,19 +663,24 @@ bool Rows32MaxForwardI8(const Rows32Job& j) { return rows32<int8_t>(j); }
 
 void K3S2FlatRows(const K3S2FlatJob& j) {
 #if HWY_TARGET != HWY_SCALAR
-  if (FlatRow::fits()) {
-    const FlatRow flat(j.width);
-    for (int64_t oh = 0; oh < j.out_h; ++oh)
-      flat.store(j.codes + oh * j.row, j.out_w, (2 * oh - j.pad_h) * j.width - j.pad_w, j.flat + oh * j.row,
-                 j.stream);
-    if (j.stream) hwy::FlushStream();
-    return;
-  }
+  const bool vector = FlatRow::fits();
+  const FlatRow flat(j.width);
 #endif
-  for (int64_t oh = 0; oh < j.out_h; ++oh)
-    for (int64_t ow = 0; ow < j.out_w; ++ow)
-      j.flat[oh * j.row + ow] =
-          (2 * oh - j.pad_h) * j.width - j.pad_w + 2 * ow + k3s2_code_offset(j.codes[oh * j.row + ow], j.width);
+  for (int64_t oh = 0; oh < j.out_h; ++oh) {
+    const uint8_t* code = j.codes + oh * j.row;
+    int64_t* out = j.flat + oh * j.row;
+    const int64_t first = (2 * oh - j.pad_h) * j.width - j.pad_w;  // the row's first window's first cell
+#if HWY_TARGET != HWY_SCALAR
+    if (vector) {
+      flat.store(code, j.out_w, first, out, j.stream);
+      continue;
+    }
+#endif
+    for (int64_t ow = 0; ow < j.out_w; ++ow) out[ow] = first + 2 * ow + k3s2_code_offset(code[ow], j.width);
+  }
+#if HWY_TARGET != HWY_SCALAR
+  if (vector && j.stream) hwy::FlushStream();
+#endif
 }
 
 bool K3S2MaxForwardU8(const K3S2ForwardJob& j) { return int_k3s2<uint8_t>(j); }
