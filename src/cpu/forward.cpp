@@ -243,17 +243,27 @@ bool blocked_forward(const Forward& f) {
 // Max of 3x3 windows of stride 2 (padding 0 or 1) in channels-first 2-D planes, without an index or with the
 // one-byte one, or int64 flat indices made from it: kernels_k3s2_forward.cpp (integers: kernels_int.cpp), a
 // plane per task; the float kernels' codes of a plane go to a buffer in the cache, then its flat indices from
-// them (k3s2_flat_rows; resnet-stem's int64 row had taken the general kernel, twice the byte row's time). False
-// where it does not apply or the target has no vector pair loads.
+// them (k3s2_flat_rows; resnet-stem's int64 row had taken the general kernel, twice the byte row's time). 3-D
+// windows whose slices are such windows (3x3x3 stride 2, 1x3x3 stride (1, 2, 2), ...), without an index or with
+// the one-byte one: each output slice the 2-D maxima of its window's input slices, merged in order
+// (slice_max_merge), which picks the cell the reference's scan in window order picks (a window's slices are
+// runs of that order). False where it does not apply or the target has no vector pair loads.
 bool k3s2_forward(const Forward& f, DType dt) {
-  const Axis &A = f.tab.t.axis, &B = f.tab.h.axis, &W = f.tab.w.axis;
+  const AxisTable& T = f.tab.t;
+  const Axis &A = T.axis, &B = f.tab.h.axis, &W = f.tab.w.axis;
   const bool byte_int = is_integer(dt) && f.x.esize == 1;  // (int64 flat indices from the one-byte codes)
   const bool flat_codes = f.form == IndexForm::I64 && !is_integer(dt) && f.g3.plane_in() <= INT32_MAX;
   const bool index_ok = f.form == IndexForm::None || (f.form == IndexForm::U8 && (!is_integer(dt) || byte_int)) ||
                         (f.form == IndexForm::I64 && byte_int) || flat_codes;
-  if (!f.is_max || !index_ok || A.in != 1 || A.out != 1 || A.kernel != 1 || !k3s2_axis(B) || !k3s2_axis(W) ||
-      f.x.s[4] != 1 || f.y.s[4] != 1 || W.out < 16 || W.in < 32)
+  const bool slices = A.in != 1 || A.out != 1 || A.kernel != 1;
+  if (!f.is_max || !index_ok || !k3s2_axis(B) || !k3s2_axis(W) || f.x.s[4] != 1 || f.y.s[4] != 1 || W.out < 16 ||
+      W.in < 32)
     return false;  // (narrower rows: the general kernel's blocks of planes do better than an output at a time)
+  if (slices) {
+    if (f.form == IndexForm::I64 || A.kernel * 9 > 255) return false;
+    for (int64_t ot = 0; ot < A.out; ++ot)
+      if (T.first[ot] >= T.last[ot]) return false;  // (a window wholly in the padding)
+  }
   K3S2ForwardJob job;
   job.x_row = f.x.s[3], job.y_row = f.y.s[3];
   job.height = B.in, job.width = W.in, job.out_h = B.out, job.out_w = W.out, job.pad_h = B.pad_lo, job.pad_w = W.pad_lo;
@@ -281,16 +291,53 @@ bool k3s2_forward(const Forward& f, DType dt) {
       j.am = f.am.defined() ? f.am.at<uint8_t>(f.am.offset(n, c, 0, 0, 0)) : nullptr;
     }
     j.row_max = row_max.data(), j.row_code = row_code.data();
-    bool ok;
-    switch (dt) {
-      case DType::f32: ok = k3s2_max_forward_f32(j); break;
-      case DType::f64: ok = k3s2_max_forward_f64(j); break;
-      case DType::bf16: ok = k3s2_max_forward_bf16(j); break;
-      case DType::f16: ok = k3s2_max_forward_f16(j); break;
-      default: ok = k3s2_max_forward_int(dt, j); break;
+    const auto plane2d = [dt](const K3S2ForwardJob& s) {
+      switch (dt) {
+        case DType::f32: return k3s2_max_forward_f32(s);
+        case DType::f64: return k3s2_max_forward_f64(s);
+        case DType::bf16: return k3s2_max_forward_bf16(s);
+        case DType::f16: return k3s2_max_forward_f16(s);
+        default: return k3s2_max_forward_int(dt, s);
+      }
+    };
+    if (!slices) {
+      const bool ok = plane2d(j);
+      if (ok && flat_codes) k3s2_flat_rows(fj);
+      return ok;
     }
-    if (ok && flat_codes) k3s2_flat_rows(fj);
-    return ok;
+    // 3-D: a later slice's maxima go to buffers of whole rows (out_w apart), then merge into the output slice
+    thread_local std::vector<uint64_t> later_y, later_code;
+    later_y.resize(size_t((B.out * W.out + 64) * f.x.esize / 8)), later_code.resize(size_t(B.out * W.out / 8 + 8));
+    const char* const x0 = static_cast<const char*>(j.x);
+    const auto slice_at = [&](int64_t ot, int64_t jt) { return x0 + T.pos(ot, jt) * f.x.s[2] * f.x.esize; };
+    for (int64_t ot = 0; ot < A.out; ++ot)
+      for (int64_t jt = T.first[ot]; jt < T.last[ot]; ++jt) {
+        const bool first = jt == T.first[ot];
+        K3S2ForwardJob s = j;
+        s.x = slice_at(ot, jt);
+        s.x_next = jt + 1 < T.last[ot] ? slice_at(ot, jt + 1)
+                   : ot + 1 < A.out    ? slice_at(ot + 1, T.first[ot + 1])
+                                       : j.x_next;
+        SliceMaxJob m;
+        m.dst = static_cast<char*>(j.y) + ot * f.y.s[2] * f.y.esize;
+        m.dst_code = j.am ? j.am + ot * f.am.s[2] : nullptr;
+        m.dst_row = f.y.s[3], m.rows = B.out, m.cols = W.out, m.code_add = uint8_t(jt * 9);
+        if (first) {
+          s.y = m.dst, s.am = m.dst_code;
+        } else {
+          s.y = later_y.data(), s.am = j.am ? reinterpret_cast<uint8_t*>(later_code.data()) : nullptr;
+          s.y_row = W.out;
+        }
+        if (!plane2d(s)) return false;
+        if (first) {  // the codes of the window's first slice, counted from the window's first tap
+          for (int64_t oh = 0; m.dst_code && m.code_add && oh < B.out; ++oh)
+            for (int64_t ow = 0; ow < W.out; ++ow) m.dst_code[oh * m.dst_row + ow] += m.code_add;
+          continue;
+        }
+        m.src = s.y, m.src_code = s.am, m.src_row = W.out;
+        slice_max_merge(dt, m);
+      }
+    return true;
   });
 }
 

@@ -258,6 +258,22 @@ bool k3s2_max_forward_f64(const K3S2ForwardJob& j);
 bool k3s2_max_forward_bf16(const K3S2ForwardJob& j);
 bool k3s2_max_forward_f16(const K3S2ForwardJob& j);
 
+// A 3-D window's maximum as the maxima of its 2-D slices merged in order (kernels_slice_max.cpp): dst (the
+// maximum of the slices so far, and its window-local codes) takes src's value and code + code_add where src's
+// replaces it by the reference's rule (greater, or NaN), over rows x cols cells, rows dst_row / src_row elements
+// apart (codes alike; null: none). Any dtype.
+struct SliceMaxJob {
+  void* dst = nullptr;
+  uint8_t* dst_code = nullptr;
+  int64_t dst_row = 0;
+  const void* src = nullptr;
+  const uint8_t* src_code = nullptr;
+  int64_t src_row = 0;
+  int64_t rows = 0, cols = 0;
+  uint8_t code_add = 0;
+};
+void slice_max_merge(DType t, const SliceMaxJob& j);
+
 // Average backward of channels-first planes whose rows fit one vector of float32 (W and OW at most
 // narrow_lanes_f32()): each dx row is one vector, summed from the output rows covering it. Per plane (planes
 // dy_plane / dx_plane elements apart): q row r = dy row r (OW values at dy_row[r]) / divisor row r (lanes of

@@ -658,6 +658,61 @@ TEST_F(CpuFast, Kernel3Stride2BackwardMatchesReference) {
   }
 }
 
+// 3-D windows whose slices are 3x3 stride-2 windows (forward.cpp's k3s2_forward, slice by slice, merged by
+// kernels_slice_max.cpp): depth kernels 1-3, strides 1-3, depth padding, dilation and ceil mode, padding 0 or 1
+// on H and W, widths around the 2-D kernel's smallest, every float type and argmax form (int64 takes another
+// path), then the integer types without an argmax and with the one-byte one; ties, NaN, -inf and -0 in the input.
+TEST_F(CpuFast, SlicesOfKernel3Stride2MatchReference) {
+  const DType dts[] = {DType::f32, DType::f64, DType::bf16, DType::f16};
+  const DType ints[] = {DType::u8, DType::i8, DType::i16, DType::i32, DType::i64};
+  int runs = 0;
+  for (int64_t kt : {1, 2, 3})
+    for (int64_t st : {1, 2, 3})
+      for (int64_t T : {1, 2, 4, 7})
+        for (int64_t pt : {int64_t(0), kt / 2}) {
+          if (T + 2 * pt < kt) continue;
+          Geometry g;
+          const int64_t p = runs % 2, W = 32 + runs % 5, H = 5 + runs % 3;
+          const bool ceil = runs % 3 == 1;
+          const int64_t dil = runs % 4 == 3 && T >= 2 * kt ? 2 : 1;
+          try {
+            g = torch_geometry({T, H, W}, {kt, 3, 3}, {st, 2, 2}, {pt, p, p}, {dil, 1, 1}, ceil);
+          } catch (const Error&) {
+            continue;
+          }
+          const DType dt = dts[runs % 4];
+          const bool slice = runs % 3 == 0;
+          ++runs;
+          const std::vector<int64_t> out = g.output_size();
+          SCOPED_TRACE("T " + std::to_string(T) + " kt " + std::to_string(kt) + " st " + std::to_string(st) +
+                       " pt " + std::to_string(pt) + " dil " + std::to_string(dil) + " H " + std::to_string(H) +
+                       " W " + std::to_string(W) + " pad " + std::to_string(p) + " ceil " + std::to_string(ceil) +
+                       " " + dtype_name(dt));
+          const Shape xs{2, 3, T, H, W}, ys{2, 3, out[0], out[1], out[2]};
+          expect_max_and_avg_match(g, dt, xs, ys, Layout::ChannelsFirst, slice, {DType::u8, DType::i64}, rng);
+          Buf x = make(dt, xs, Layout::ChannelsFirst, slice), y0 = make(dt, ys, Layout::ChannelsFirst, slice),
+              y1 = make(dt, ys, Layout::ChannelsFirst, slice);
+          fill(x.view, rng, true);
+          ref::max_pool_forward(g, x.view, y0.view, TensorView{});
+          ASSERT_TRUE(cpu::max_pool_forward(g, x.view, y1.view, TensorView{}));
+          EXPECT_TRUE(same_bits(y0, y1)) << "without an argmax";
+          const DType it = ints[runs % 5];
+          Buf xi = make(it, xs, Layout::ChannelsFirst, slice);
+          fill(xi.view, rng, false);
+          for (DType form : {DType::u8, DType::i64}) {  // (one byte: the integer kernels' own argmax)
+            Buf yi0 = make(it, ys, Layout::ChannelsFirst, slice), yi1 = make(it, ys, Layout::ChannelsFirst, slice);
+            Buf a0 = make(form, ys, Layout::ChannelsFirst, slice), a1 = make(form, ys, Layout::ChannelsFirst, slice);
+            ref::max_pool_forward(g, xi.view, yi0.view, a0.view);
+            ASSERT_TRUE(cpu::max_pool_forward(g, xi.view, yi1.view, a1.view));
+            EXPECT_TRUE(same_bits(yi0, yi1)) << dtype_name(it) << " " << dtype_name(form);
+            EXPECT_TRUE(same_bits(a0, a1)) << dtype_name(it) << " " << dtype_name(form);
+            ASSERT_TRUE(cpu::max_pool_forward(g, xi.view, yi1.view, TensorView{}));
+            EXPECT_TRUE(same_bits(yi0, yi1)) << dtype_name(it) << " without an argmax";
+          }
+        }
+  EXPECT_GT(runs, 50);
+}
+
 // The fast path declines a backward from this argmax and the public call raises the reference's IndexError.
 void expect_refused(const Geometry& g, const TensorView& dy, const TensorView& am, const TensorView& dx) {
   EXPECT_FALSE(cpu::max_pool_backward(g, dy, am, TensorView{}, dx));
