@@ -244,10 +244,10 @@ bool blocked_forward(const Forward& f) {
 // one-byte one, or int64 flat indices made from it: kernels_k3s2_forward.cpp (integers: kernels_int.cpp), a
 // plane per task; the float kernels' codes of a plane go to a buffer in the cache, then its flat indices from
 // them (k3s2_flat_rows; resnet-stem's int64 row had taken the general kernel, twice the byte row's time). 3-D
-// windows whose slices are such windows (3x3x3 stride 2, 1x3x3 stride (1, 2, 2), ...), without an index or with
-// the one-byte one: each output slice the 2-D maxima of its window's input slices, merged in order
-// (slice_max_merge), which picks the cell the reference's scan in window order picks (a window's slices are
-// runs of that order). False where it does not apply or the target has no vector pair loads.
+// windows whose slices are such windows (3x3x3 stride 2, 1x3x3 stride (1, 2, 2), ...), with the same indices:
+// each output slice the 2-D maxima of its window's input slices, merged in order (slice_max_merge), which picks
+// the cell the reference's scan in window order picks (a window's slices are runs of that order); int64 indices
+// from the slice's codes. False where it does not apply or the target has no vector pair loads.
 bool k3s2_forward(const Forward& f, DType dt) {
   const AxisTable& T = f.tab.t;
   const Axis &A = T.axis, &B = f.tab.h.axis, &W = f.tab.w.axis;
@@ -260,7 +260,7 @@ bool k3s2_forward(const Forward& f, DType dt) {
       W.in < 32)
     return false;  // (narrower rows: the general kernel's blocks of planes do better than an output at a time)
   if (slices) {
-    if (f.form == IndexForm::I64 || A.kernel * 9 > 255) return false;
+    if (A.kernel * 9 > 255) return false;
     for (int64_t ot = 0; ot < A.out; ++ot)
       if (T.first[ot] >= T.last[ot]) return false;  // (a window wholly in the padding)
   }
@@ -280,7 +280,7 @@ bool k3s2_forward(const Forward& f, DType dt) {
     j.x = f.x.at<char>(f.x.offset(n, c, 0, 0, 0)), j.y = f.y.at<char>(f.y.offset(n, c, 0, 0, 0));
     if (i + 1 < f.N * f.C) j.x_next = f.x.at<char>(f.x.offset((i + 1) / f.C, (i + 1) % f.C, 0, 0, 0));
     K3S2FlatJob fj = flat_job;
-    if (flat_codes) {
+    if (flat_codes || (slices && f.form == IndexForm::I64)) {  // (3-D: one output slice's codes at a time)
       codes.resize(size_t(B.out * job.y_row + 16));  // (16: FlatRow's last read)
       j.am = codes.data();
       fj.codes = codes.data(), fj.flat = f.am.at<int64_t>(f.am.offset(n, c, 0, 0, 0));
@@ -310,7 +310,8 @@ bool k3s2_forward(const Forward& f, DType dt) {
     later_y.resize(size_t((B.out * W.out + 64) * f.x.esize / 8)), later_code.resize(size_t(B.out * W.out / 8 + 8));
     const char* const x0 = static_cast<const char*>(j.x);
     const auto slice_at = [&](int64_t ot, int64_t jt) { return x0 + T.pos(ot, jt) * f.x.s[2] * f.x.esize; };
-    for (int64_t ot = 0; ot < A.out; ++ot)
+    const bool flat = f.form == IndexForm::I64;
+    for (int64_t ot = 0; ot < A.out; ++ot) {
       for (int64_t jt = T.first[ot]; jt < T.last[ot]; ++jt) {
         const bool first = jt == T.first[ot];
         K3S2ForwardJob s = j;
@@ -320,7 +321,7 @@ bool k3s2_forward(const Forward& f, DType dt) {
                                        : j.x_next;
         SliceMaxJob m;
         m.dst = static_cast<char*>(j.y) + ot * f.y.s[2] * f.y.esize;
-        m.dst_code = j.am ? j.am + ot * f.am.s[2] : nullptr;
+        m.dst_code = j.am && !flat ? j.am + ot * f.am.s[2] : j.am;
         m.dst_row = f.y.s[3], m.rows = B.out, m.cols = W.out, m.code_add = uint8_t(jt * 9);
         if (first) {
           s.y = m.dst, s.am = m.dst_code;
@@ -337,6 +338,21 @@ bool k3s2_forward(const Forward& f, DType dt) {
         m.src = s.y, m.src_code = s.am, m.src_row = W.out;
         slice_max_merge(dt, m);
       }
+      if (!flat) continue;
+      // int64 flat indices of the slice from its codes: slice * 9 + 3 * row + column of the window's taps
+      int64_t at[256];
+      for (int64_t code = 0; code < A.kernel * 9; ++code) {
+        const int64_t jt = code / 9;
+        at[code] = jt >= T.first[ot] && jt < T.last[ot] ? (T.pos(ot, jt) * B.in + code % 9 / 3) * W.in + code % 3 : 0;
+      }
+      int64_t* const out = f.am.at<int64_t>(f.am.offset(n, c, ot, 0, 0));
+      for (int64_t oh = 0; oh < B.out; ++oh) {
+        const uint8_t* code = j.am + oh * job.y_row;
+        int64_t* row = out + oh * f.am.s[3];
+        const int64_t base = (2 * oh - B.pad_lo) * W.in - W.pad_lo;
+        for (int64_t ow = 0; ow < W.out; ++ow) row[ow] = at[code[ow]] + base + 2 * ow;
+      }
+    }
     return true;
   });
 }
