@@ -117,7 +117,9 @@ HWY_INLINE int64_t walk_vectors(const Lanes& l, int64_t N, int64_t vec_end, int 
 // windows 1.3-1.5x (resnet-stem max, overlap-avg average; Zen 4), float32 and 16-bit ones 1.1-1.3x on Zen 5,
 // where 8-bit ones gained 1.2-1.5x (resnet-stem NHWC); and where windows do not overlap (pool3d's 2x2x2, whose
 // rows ask for 32 KiB each, four rows ahead: more than the first-level cache holds) pool3d's channels-last float32
-// forward ran 1.4x faster without them on an Intel Xeon (session 33), vgg's and seed's no slower.
+// forward ran 1.4x faster without them on an Intel Xeon (session 33), vgg's and seed's no slower. Rows count as
+// long from 1 KiB: 16 and 32 channels-last channels of 3-D windows (rows of 2 KiB) ran 1.3-1.5x faster without
+// them there (session 35), 8 channels of 2-D ones as fast.
 template <class S>
 class RowPrefetch {
  public:
@@ -172,7 +174,7 @@ class RowPrefetch {
   // had lost by asking 10 rows ahead)
   static constexpr int kMinAhead = 4, kMaxAhead = 16, kMaxTaps = 32;
   static constexpr int64_t kAheadBytes = 4096;
-  static constexpr int64_t kLongRow = 4096;  // bytes
+  static constexpr int64_t kLongRow = 1024;  // bytes
   const ForwardJob& j_;
   Range part_[kMaxTaps];  // (not zeroed: jobs of one short row are many, and parts_ says what is set)
   int parts_ = 0, ahead_ = kMinAhead;
