@@ -504,6 +504,9 @@ bool simd_forward(Forward& f, const TensorView& x, const TensorView& y) {
     bool merge = f.y.s[4] == f.C && regular_w &&
                  (f.C == 1 || (f.C == 2 && !wide && !integer && f.g3.axes[2].stride * f.x.s[4] == 4) ||
                   f.C % whole == 0 ||
+                  // groups that tile a vector: one after another (stride 1), or every other one (float32 blocks)
+                  (!integer && whole % f.C == 0 && f.g3.axes[2].stride * f.x.s[4] == f.C) ||
+                  (f32 && (f.C == 4 || f.C == 8) && f.g3.axes[2].stride * f.x.s[4] == 2 * f.C) ||
                   (integer && f.C * f.x.esize <= 8 && (f.C & (f.C - 1)) == 0 &&  // (pairs of 2-8 byte units)
                    f.g3.axes[2].stride * f.x.s[4] == 2 * f.C));
     if (!f32 && !wide && !integer && !merge && f.C < 8) return false;  // 16-bit, few channels: float32 blocks do better

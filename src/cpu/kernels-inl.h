@@ -52,19 +52,28 @@ inline int64_t load_index(IndexForm form, const void* base, int64_t k) {
 // load, rounded as dtype.hpp on store).
 template <class S> using compute_t = std::conditional_t<sizeof(S) == 8, double, float>;
 
-// How a vector of lanes [k, k + N) is loaded (see Lanes): contiguous, every other element, every other pair, or
-// contiguous within one output's group of lanes (groups of a multiple of N lanes).
-enum LoadMode { kScalarOnly, kUnit, kPair, kPair64, kGroup };
+// How a vector of lanes [k, k + N) is loaded (see Lanes): contiguous, every other element, every other pair,
+// contiguous within one output's group of lanes (groups of a multiple of N lanes), or (float32, x86) every other
+// block of 4 or 8 lanes. Groups that divide N and follow one another (channels-last channels, stride 1) are
+// contiguous too.
+enum LoadMode { kScalarOnly, kUnit, kPair, kPair64, kGroup, kBlocks4, kBlocks8 };
+template <class S>
+constexpr bool kBlockLoads = std::is_same_v<S, float> && HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2;
 
 template <class S>
 LoadMode load_mode(const Lanes& l) {
   const int64_t N = int64_t(hn::Lanes(hn::ScalableTag<compute_t<S>>()));
   if (l.group == 1 && l.lane_stride == 1) return kUnit;
   if (l.group % N == 0) return kGroup;
+  if (N % l.group == 0 && l.lane_stride == l.group) return kUnit;
 #if HWY_TARGET != HWY_SCALAR
   if (l.group == 1 && l.lane_stride == 2) return kPair;
   if ((sizeof(S) == 4 || sizeof(S) == 2) && l.group == 2 && l.lane_stride == 4) return kPair64;
 #endif
+  if (kBlockLoads<S> && l.lane_stride == 2 * l.group && N % l.group == 0) {
+    if (l.group == 4) return kBlocks4;
+    if (l.group == 8) return kBlocks8;
+  }
   return kScalarOnly;
 }
 
@@ -348,6 +357,19 @@ HWY_INLINE hn::Vec<D> load_lanes(D d, const S* p, int64_t k) {
     const auto units = hn::LoadU(d32, reinterpret_cast<const uint32_t*>(p + 2 * k));
     const auto even = hn::LowerHalf(hn::ConcatEven(d32, units, units));
     return widen16<D, S>(d, hn::BitCast(hn::Rebind<uint16_t, D>(), even));
+  }
+#endif
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
+  if constexpr (M == kBlocks4 || M == kBlocks8) {  // float32: the even blocks of the 2N elements from 2k on
+    const int64_t N = int64_t(hn::Lanes(d));
+    const auto lo = hn::LoadU(d, p + 2 * k), hi = hn::LoadU(d, p + 2 * k + N);
+#if HWY_TARGET <= HWY_AVX3
+    constexpr int kBlocks = M == kBlocks4 ? _MM_SHUFFLE(2, 0, 2, 0) : _MM_SHUFFLE(1, 0, 1, 0);
+    return hn::Vec<D>{_mm512_shuffle_f32x4(lo.raw, hi.raw, kBlocks)};
+#else
+    if constexpr (M == kBlocks8) return lo;  // (N = 8: load_mode gives kGroup)
+    return hn::Vec<D>{_mm256_permute2f128_ps(lo.raw, hi.raw, 0x20)};
+#endif
   }
 #endif
   if constexpr (kHalf<S>) {

@@ -307,8 +307,8 @@ HWY_NOINLINE void max_rows(const ForwardJob& j) {
   const int64_t N = int64_t(hn::Lanes(d));
   const Lanes& l = j.lanes;
   // the lane part of flat indices: (lane / group) * flat_step
-  auto lane_flat = M == kGroup ? hn::Zero(di)  // one output per vector
-                   : hn::Mul(l.group == 1 ? hn::Iota(di, 0) : hn::ShiftRight<1>(hn::Iota(di, 0)),
+  auto lane_flat = M == kGroup ? hn::Zero(di)  // one output per vector (other modes: groups of 1, 2, 4 or 8)
+                   : hn::Mul(hn::ShiftRightSame(hn::Iota(di, 0), hwy::FloorLog2(uint64_t(l.group))),
                              hn::Set(di, TI(j.flat_step)));
   const int64_t vec_end = M == kScalarOnly ? 0 : l.vector_count;
   const int64_t ai = form_bytes(j.form);
@@ -527,6 +527,12 @@ void max_forward(const ForwardJob& j) {
     case kPair: return max_rows_for_taps<T, kIdx, kPair>(j);
     case kPair64: return max_rows_for_taps<T, kIdx, kPair64>(j);
     case kGroup: return max_rows_for_taps<T, kIdx, kGroup>(j);
+    case kBlocks4:
+      if constexpr (kBlockLoads<T>) return max_rows_for_taps<T, kIdx, kBlocks4>(j);
+      [[fallthrough]];
+    case kBlocks8:
+      if constexpr (kBlockLoads<T>) return max_rows_for_taps<T, kIdx, kBlocks8>(j);
+      [[fallthrough]];
     default: return max_rows<T, kIdx, kScalarOnly, 0>(j);
   }
 }
@@ -537,6 +543,12 @@ void avg_forward(const ForwardJob& j) {
     case kPair: return avg_rows<T, kPair>(j);
     case kPair64: return avg_rows<T, kPair64>(j);
     case kGroup: return avg_rows<T, kGroup>(j);
+    case kBlocks4:
+      if constexpr (kBlockLoads<T>) return avg_rows<T, kBlocks4>(j);
+      [[fallthrough]];
+    case kBlocks8:
+      if constexpr (kBlockLoads<T>) return avg_rows<T, kBlocks8>(j);
+      [[fallthrough]];
     default: return avg_rows<T, kScalarOnly>(j);
   }
 }

@@ -658,6 +658,37 @@ TEST_F(CpuFast, Kernel3Stride2BackwardMatchesReference) {
   }
 }
 
+// Channels-last rows of 2, 4 or 8 channels, vectorised over (W, C): at stride 1 the groups follow one another
+// (contiguous loads), at stride 2 every other block of 4 or 8 float32 channels (kBlocks4 / kBlocks8 of
+// kernels-inl.h); flat indices take the lane's output from its group. Widths around the vectors, padding,
+// dilation, ceil mode, every float type and argmax form, row-sliced views.
+TEST_F(CpuFast, ChannelsLastFewChannelsMatchReference) {
+  const DType dts[] = {DType::f32, DType::f32, DType::f64, DType::bf16, DType::f16};
+  int runs = 0;
+  for (int64_t C : {2, 4, 8})
+    for (int64_t st : {1, 2})
+      for (int64_t k : {2, 3})
+        for (int64_t W : {5, 8, 16, 17, 33, 40}) {
+          const int64_t p = runs % 3 == 0 ? k / 2 : 0, dil = runs % 5 == 4 ? 2 : 1, H = 3 + runs % 4;
+          const bool ceil = runs % 4 == 1, slice = runs % 3 == 2;
+          const DType dt = dts[runs % 5];
+          ++runs;
+          Geometry g;
+          try {
+            g = torch_geometry({H, W}, {k, k}, {st, st}, {p, p}, {dil, dil}, ceil);
+          } catch (const Error&) {
+            continue;
+          }
+          const std::vector<int64_t> out = g.output_size();
+          SCOPED_TRACE("C " + std::to_string(C) + " stride " + std::to_string(st) + " k " + std::to_string(k) +
+                       " W " + std::to_string(W) + " H " + std::to_string(H) + " pad " + std::to_string(p) +
+                       " dil " + std::to_string(dil) + " ceil " + std::to_string(ceil) + " " + dtype_name(dt));
+          expect_max_and_avg_match(g, dt, Shape{2, C, H, W}, Shape{2, C, out[0], out[1]}, Layout::ChannelsLast,
+                                   slice, {DType::u8, DType::i32, DType::i64}, rng);
+        }
+  EXPECT_GT(runs, 60);
+}
+
 // 3-D windows whose slices are 3x3 stride-2 windows (forward.cpp's k3s2_forward, slice by slice, merged by
 // kernels_slice_max.cpp): depth kernels 1-3, strides 1-3, depth padding, dilation and ceil mode, padding 0 or 1
 // on H and W, widths around the 2-D kernel's smallest, every float type and argmax form (int64 takes another
