@@ -378,10 +378,27 @@ void gather_backward(const GatherJob& j) {
         }
       for (int v = 0; v < U; ++v) put_values(d, sum[v], dx + c + v * N, stream);
     };
+    // channels left by whole vectors (channels-last rows of few channels): vectors of 8 and 4 lanes, the same
+    // terms in the same order
+    auto narrow = [&](auto dn, int64_t c) {
+      const hn::RebindToSigned<decltype(dn)> dni;
+      auto sum = hn::Zero(dn);
+      for (int r = 0; r < j.nrows; ++r)
+        for (int64_t x = x0; x < x1; ++x) {
+          auto gv = load_lanes<kUnit>(dn, dy(r, x) + c, 0);
+          if constexpr (kMax)
+            gv = hn::IfThenElseZero(
+                hn::RebindMask(dn, load_argmax(dni, kForm, am(r, x), c) == hn::Set(dni, TI(code(r, x)))), gv);
+          sum = hn::Add(sum, gv);
+        }
+      put_values(dn, sum, dx + c, false);
+    };
     int64_t c = 0;
     if (vector) {
       for (; c + 4 * N <= j.channels; c += 4 * N) vectors(std::integral_constant<int, 4>(), c);
       for (; c + N <= j.channels; c += N) vectors(std::integral_constant<int, 1>(), c);
+      if (N > 8 && c + 8 <= j.channels) narrow(hn::CappedTag<T, 8>(), c), c += 8;
+      if (N > 4 && c + 4 <= j.channels) narrow(hn::CappedTag<T, 4>(), c), c += 4;
     }
     for (; c < j.channels; ++c) {
       T sum = 0;
@@ -411,12 +428,23 @@ void divide(const void* gp, const compute_t<S>* dv, compute_t<S>* q, int64_t n, 
   const int64_t N = int64_t(hn::Lanes(d));
   const S* g = static_cast<const S*>(gp);
   int64_t i = 0;
-  if (group % N == 0)  // whole vectors in each group, group by group (a division of indices per vector was a
-                       // third of the call)
+  if (group % N == 0) {  // whole vectors in each group, group by group (a division of indices per vector was a
+                         // third of the call)
     for (; i + group <= n; i += group) {
       const auto div = hn::Set(d, dv[i / group]);
       for (int64_t c = i; c < i + group; c += N) hn::StoreU(hn::Div(load_lanes<kUnit>(d, g, c), div), d, q + c);
     }
+  } else if (N % group == 0 && n < (int64_t(1) << 31)) {  // groups of 1, 2, 4, 8 lanes: divisors gathered
+    const hn::Rebind<int32_t, decltype(d)> di;
+    const int shift = hwy::FloorLog2(uint64_t(group));
+    for (; i + N <= n; i += N) {
+      const auto at = hn::ShiftRightSame(hn::Iota(di, int32_t(i)), shift);
+      hn::Vec<decltype(d)> div;
+      if constexpr (sizeof(compute_t<S>) == 8) div = hn::GatherIndex(d, dv, hn::PromoteTo(hn::RebindToSigned<decltype(d)>(), at));
+      else div = hn::GatherIndex(d, dv, at);
+      hn::StoreU(hn::Div(load_lanes<kUnit>(d, g, i), div), d, q + i);
+    }
+  }
   for (; i < n; ++i) q[i] = compute_t<S>(g[i]) / dv[i / group];
 }
 
