@@ -422,7 +422,8 @@ bool run_backward(bool is_max, const Geometry& g, const AvgOptions& opt, const T
     // channels-last groups of one or two channels, or of whole cache lines (each tap's vectors stored as they
     // are; each dx pixel had gathered its window's output: pool3d channels-last from the byte argmax 1.76-1.79 ->
     // 1.31 ms, vgg 5.84 -> 5.63, seed 3.70 -> 3.57, `poolkit bench`, session 23)
-    const bool groups = b.C == 1 || (b.C == 2 && b.esize != 8) || b.C * b.esize % 64 == 0;
+    const bool groups = b.C == 1 || (b.C == 2 && b.esize != 8) || b.C * b.esize % 64 == 0 ||
+                        tiled_blocks(b.C, g3.axes[2].stride, b.esize == 8 ? 8 : 4);
     if (first || (last && groups && b.dx.s[4] == b.C && b.dy.s[4] == b.C)) {
       const Axis& A = g3.axes[0];
       if (const int64_t G = first ? 1 : b.C; tiled_merged(b, G)) return tiled_all_rows(b, G);

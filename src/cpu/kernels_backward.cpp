@@ -32,6 +32,25 @@ HWY_INLINE void store_taps(D d, int64_t s, int64_t group, const V* t, hn::TFromD
       else hn::StoreInterleaved4(w(0), w(1), w(2), w(3), d64, o);
       return;
     }
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
+    if (s == 2 && (group == 4 || group == 8) && group < int64_t(hn::MaxLanes(d))) {
+      // blocks of 4 or 8 channels of the two taps alternating (tiled_blocks)
+      const auto a = hn::BitCast(hn::RebindToFloat<D>(), t[0]).raw, b = hn::BitCast(hn::RebindToFloat<D>(), t[1]).raw;
+      float* o = reinterpret_cast<float*>(out);
+#if HWY_TARGET <= HWY_AVX3
+      const __m512i ai = _mm512_castps_si512(a), bi = _mm512_castps_si512(b);
+      const bool four = group == 4;
+      const __m512i lo = four ? _mm512_set_epi64(11, 10, 3, 2, 9, 8, 1, 0) : _mm512_set_epi64(11, 10, 9, 8, 3, 2, 1, 0);
+      const __m512i hi = four ? _mm512_set_epi64(15, 14, 7, 6, 13, 12, 5, 4) : _mm512_set_epi64(15, 14, 13, 12, 7, 6, 5, 4);
+      _mm512_storeu_ps(o, _mm512_castsi512_ps(_mm512_permutex2var_epi64(ai, lo, bi)));
+      _mm512_storeu_ps(o + 16, _mm512_castsi512_ps(_mm512_permutex2var_epi64(ai, hi, bi)));
+#else
+      _mm256_storeu_ps(o, _mm256_permute2f128_ps(a, b, 0x20));  // (group 4: 8 is a whole vector here)
+      _mm256_storeu_ps(o + 8, _mm256_permute2f128_ps(a, b, 0x31));
+#endif
+      return;
+    }
+#endif
   }
 #endif
   if (s == 1) hn::StoreU(t[0], d, out);
@@ -88,7 +107,9 @@ void tiled_backward(const TiledBackwardJob& j) {
   const int64_t asize = kMax && direct ? form_bytes(j.form) : 0;
   // wide: channels-last groups of whole vectors (G a multiple of N), each tap's vector stored as it is
   const bool wide = G % N == 0 && G > 2;
-  const bool vector = s >= 1 && s <= 4 && (G == 1 || (G == 2 && sizeof(T) == 4 && HWY_TARGET != HWY_SCALAR) || wide) &&
+  const bool blocks = tiled_blocks(G, s, int64_t(sizeof(T))) && !wide && HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2;
+  const bool vector = s >= 1 && s <= 4 &&
+                      (G == 1 || (G == 2 && sizeof(T) == 4 && HWY_TARGET != HWY_SCALAR) || wide || blocks) &&
                       (!kMax || !direct || (sizeof(T) == 4 && j.form != IndexForm::I64));
   bool streamed = false;
   // rows that start inside a line stream through `lines` where whole vectors cover them (count a multiple of N:
