@@ -6,10 +6,14 @@ Each row: the forward without indices, the max forward with int64 indices (retur
 step (forward, then backward of a fixed gradient), float32, the three libraries timed in alternation (one call
 each, round after round), median per call; results checked against PyTorch's before timing.
 
-    OMP_NUM_THREADS=2 .venv-pypi/bin/python bench/more_shapes.py [--only 3d|few] [--reps 11] [--threads 2]
+    OMP_NUM_THREADS=2 .venv-pypi/bin/python bench/more_shapes.py [--only 3d|few] [--reps 11] [--threads 2] \\
+        [--out bench/RESULTS-more-shapes.md]
 """
 import argparse
+import os
+import platform
 import statistics
+import sys
 import time
 
 import torch
@@ -88,22 +92,31 @@ def main():
     ap.add_argument("--only", choices=("3d", "few"), help="one group of cases (default: both)")
     ap.add_argument("--reps", type=int, default=11, help="timed rounds after two warm-up calls (default 11)")
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--out", help="also write the table, with the machine and the command, to this Markdown file")
     a = ap.parse_args()
     if a.reps < 1:
         ap.error("--reps: must be at least 1")
     torch.set_num_threads(a.threads)
-    print("| input | layout | op | window | stride | padding | call | PyTorch ms | torch.compile ms | poolkit ms | "
-          "vs PyTorch | vs torch.compile |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    lines = ["| input | layout | op | window | stride | padding | call | PyTorch ms | torch.compile ms | poolkit ms | "
+             "vs PyTorch | vs torch.compile |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    print("\n".join(lines), flush=True)
     fmt = lambda v: "x".join(map(str, v)) if isinstance(v, tuple) else str(v)
     for group, shape, cl, op, K, S, Pd in CASES:
         if a.only and group != a.only:
             continue
         for call in ("forward",) + (("int64 indices",) if op == "max" else ()) + ("train step",):
             ms = {k: v * 1e3 for k, v in row(shape, cl, op, K, S, Pd, call, a.reps).items()}
-            print(f"| {fmt(shape)} | {'NHWC' if cl else 'NCHW'} | {op} | {fmt(K)} | {fmt(S)} | {fmt(Pd)} | {call} | "
-                  f"{ms['PyTorch']:.2f} | {ms['torch.compile']:.2f} | {ms['poolkit']:.2f} | "
-                  f"{ms['PyTorch'] / ms['poolkit']:.2f}x | {ms['torch.compile'] / ms['poolkit']:.2f}x |", flush=True)
+            lines.append(f"| {fmt(shape)} | {'NHWC' if cl else 'NCHW'} | {op} | {fmt(K)} | {fmt(S)} | {fmt(Pd)} | "
+                         f"{call} | {ms['PyTorch']:.2f} | {ms['torch.compile']:.2f} | {ms['poolkit']:.2f} | "
+                         f"{ms['PyTorch'] / ms['poolkit']:.2f}x | {ms['torch.compile'] / ms['poolkit']:.2f}x |")
+            print(lines[-1], flush=True)
+    if a.out:
+        head = [f"Shapes beyond the standard cases, float32, torch {torch.__version__}, {a.threads} thread(s), medians of "
+                f"{a.reps} rounds of alternating calls. Machine: {platform.processor() or platform.machine()}, "
+                f"{os.cpu_count()} CPUs. Command: `{' '.join(['bench/more_shapes.py'] + sys.argv[1:])}`. The train "
+                "step is the forward and the backward of a fixed gradient; int64 indices: return_indices=True.", ""]
+        with open(a.out, "w") as f:
+            f.write("\n".join(head + lines) + "\n")
 
 
 if __name__ == "__main__":
