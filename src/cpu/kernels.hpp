@@ -63,18 +63,19 @@ void avg_forward_bf16(const ForwardJob& job);
 void max_forward_f16(const ForwardJob& job);
 void avg_forward_f16(const ForwardJob& job);
 
-// Backward of a row of windows that tile the input (kernel == stride, no padding, no dilation), for one input
-// row. Lanes k are (output o, channel c) with `group` channels per output (1, 2, or 4-8 by tiled_blocks):
-// dx[(s * o + j) * group + c] = (match ? 0 + g[k] : 0) for j < s. Max: g = dy, and lane k matches tap j where
-// its argmax, less `code_base`, equals j: read from `argmax` in `form` (U8 / I16 / I32, float32 only), or from
-// `rel` (argmax - code_base already taken, any other value for no match) when rel is given. Average: g = dy /
-// divisor, always a match.
 // Whether tiled_backward runs channels-last groups of 4 or 8 channels of 4-byte lanes (float32, and 16-bit types
 // computed in float32) by vectors: at stride 2 along W, where store_taps alternates the two taps' blocks, or the
 // groups are whole vectors.
 inline bool tiled_blocks(int64_t group, int64_t stride, int64_t lane_bytes) {
   return (group == 4 || group == 8) && stride == 2 && lane_bytes == 4;
 }
+
+// Backward of a row of windows that tile the input (kernel == stride, no padding, no dilation), for one input
+// row. Lanes k are (output o, channel c) with `group` channels per output (1, 2, or 4-8 by tiled_blocks):
+// dx[(s * o + j) * group + c] = (match ? 0 + g[k] : 0) for j < s. Max: g = dy, and lane k matches tap j where
+// its argmax, less `code_base`, equals j: read from `argmax` in `form` (U8 / I16 / I32, float32 only), or from
+// `rel` (argmax - code_base already taken, any other value for no match) when rel is given. Average: g = dy /
+// divisor, always a match.
 struct TiledBackwardJob {
   const void* g = nullptr;
   const void* argmax = nullptr;

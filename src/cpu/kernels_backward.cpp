@@ -40,8 +40,10 @@ HWY_INLINE void store_taps(D d, int64_t s, int64_t group, const V* t, hn::TFromD
 #if HWY_TARGET <= HWY_AVX3
       const __m512i ai = _mm512_castps_si512(a), bi = _mm512_castps_si512(b);
       const bool four = group == 4;
-      const __m512i lo = four ? _mm512_set_epi64(11, 10, 3, 2, 9, 8, 1, 0) : _mm512_set_epi64(11, 10, 9, 8, 3, 2, 1, 0);
-      const __m512i hi = four ? _mm512_set_epi64(15, 14, 7, 6, 13, 12, 5, 4) : _mm512_set_epi64(15, 14, 13, 12, 7, 6, 5, 4);
+      const __m512i lo = four ? _mm512_set_epi64(11, 10, 3, 2, 9, 8, 1, 0)  // (64-bit lanes, high to low)
+                              : _mm512_set_epi64(11, 10, 9, 8, 3, 2, 1, 0);
+      const __m512i hi = four ? _mm512_set_epi64(15, 14, 7, 6, 13, 12, 5, 4)
+                              : _mm512_set_epi64(15, 14, 13, 12, 7, 6, 5, 4);
       _mm512_storeu_ps(o, _mm512_castsi512_ps(_mm512_permutex2var_epi64(ai, lo, bi)));
       _mm512_storeu_ps(o + 16, _mm512_castsi512_ps(_mm512_permutex2var_epi64(ai, hi, bi)));
 #else
@@ -457,11 +459,13 @@ void divide(const void* gp, const compute_t<S>* dv, compute_t<S>* q, int64_t n, 
     }
   } else if (N % group == 0 && n < (int64_t(1) << 31)) {  // groups of 1, 2, 4, 8 lanes: divisors gathered
     const hn::Rebind<int32_t, decltype(d)> di;
+    [[maybe_unused]] const hn::RebindToSigned<decltype(d)> dsi;  // (float64: int64 lanes)
     const int shift = hwy::FloorLog2(uint64_t(group));
     for (; i + N <= n; i += N) {
       const auto at = hn::ShiftRightSame(hn::Iota(di, int32_t(i)), shift);
       hn::Vec<decltype(d)> div;
-      if constexpr (sizeof(compute_t<S>) == 8) div = hn::GatherIndex(d, dv, hn::PromoteTo(hn::RebindToSigned<decltype(d)>(), at));
+      if (group == 1) div = hn::LoadU(d, dv + i);
+      else if constexpr (sizeof(compute_t<S>) == 8) div = hn::GatherIndex(d, dv, hn::PromoteTo(dsi, at));
       else div = hn::GatherIndex(d, dv, at);
       hn::StoreU(hn::Div(load_lanes<kUnit>(d, g, i), div), d, q + i);
     }
