@@ -294,7 +294,6 @@ void gather_backward(const GatherJob& j) {
   using T = compute_t<SOut>;
   const hn::ScalableTag<T> d;
   using TI = hwy::MakeSigned<T>;
-  const hn::RebindToSigned<decltype(d)> di;
   const int64_t N = int64_t(hn::Lanes(d));
   const bool vector = !kMax || (sizeof(T) == 4 ? kForm != IndexForm::I64
                                                : (kForm == IndexForm::I64 || kForm == IndexForm::I32));
@@ -351,6 +350,30 @@ void gather_backward(const GatherJob& j) {
     }
     auto code = [&](int r, int64_t x) { return j.flat_codes ? j.row_code[0] + p : j.row_code[r] + j.cover_j[x]; };
     // U vectors of channels from c on, each term's pointers found once for all of them
+    // every term of U vectors of dv's lanes from channel c on, added to sum in the gather's order and stored (dv:
+    // the kernel's vectors, or the 8- and 4-lane ones that end a pixel's channels past its whole vectors)
+    auto terms = [&](auto dv, auto u, int64_t c, auto* sum, bool to_stream) {
+      constexpr int U = decltype(u)::value;
+      const hn::RebindToSigned<decltype(dv)> dvi;
+      const int64_t n = int64_t(hn::Lanes(dv));
+      for (int r = 0; r < j.nrows; ++r)
+        for (int64_t x = x0; x < x1; ++x) {
+          const SIn* g = dy(r, x) + c;
+          [[maybe_unused]] const char* a = kMax ? am(r, x) + c * ab : nullptr;
+          [[maybe_unused]] const auto want = hn::Set(dvi, TI(kMax ? code(r, x) : 0));
+          for (int v = 0; v < U; ++v) {
+            auto gv = load_lanes<kUnit>(dv, g, v * n);
+            if constexpr (kMax)
+              gv = hn::IfThenElseZero(hn::RebindMask(dv, load_argmax(dvi, kForm, a, v * n) == want), gv);
+            sum[v] = hn::Add(sum[v], gv);
+          }
+        }
+      for (int v = 0; v < U; ++v) put_values(dv, sum[v], dx + c + v * n, to_stream);
+    };
+    auto narrow = [&](auto dn, int64_t c) {
+      hn::Vec<decltype(dn)> sum[1] = {hn::Zero(dn)};
+      terms(dn, std::integral_constant<int, 1>(), c, sum, false);
+    };
     auto vectors = [&](auto u, int64_t c) {
       constexpr int U = decltype(u)::value;
       hn::Vec<decltype(d)> sum[U];
@@ -388,36 +411,10 @@ void gather_backward(const GatherJob& j) {
           return;
         }
       }
-      for (int r = 0; r < j.nrows; ++r)
-        for (int64_t x = x0; x < x1; ++x) {
-          const SIn* g = dy(r, x) + c;
-          [[maybe_unused]] const char* a = kMax ? am(r, x) + c * ab : nullptr;
-          [[maybe_unused]] const auto want = hn::Set(di, TI(kMax ? code(r, x) : 0));
-          for (int v = 0; v < U; ++v) {
-            auto gv = load_lanes<kUnit>(d, g, v * N);
-            if constexpr (kMax) gv = hn::IfThenElseZero(hn::RebindMask(d, load_argmax(di, kForm, a, v * N) == want), gv);
-            sum[v] = hn::Add(sum[v], gv);
-          }
-        }
-      for (int v = 0; v < U; ++v) put_values(d, sum[v], dx + c + v * N, stream);
-    };
-    // channels left by whole vectors (channels-last rows of few channels): vectors of 8 and 4 lanes, the same
-    // terms in the same order
-    auto narrow = [&](auto dn, int64_t c) {
-      const hn::RebindToSigned<decltype(dn)> dni;
-      auto sum = hn::Zero(dn);
-      for (int r = 0; r < j.nrows; ++r)
-        for (int64_t x = x0; x < x1; ++x) {
-          auto gv = load_lanes<kUnit>(dn, dy(r, x) + c, 0);
-          if constexpr (kMax)
-            gv = hn::IfThenElseZero(
-                hn::RebindMask(dn, load_argmax(dni, kForm, am(r, x), c) == hn::Set(dni, TI(code(r, x)))), gv);
-          sum = hn::Add(sum, gv);
-        }
-      put_values(dn, sum, dx + c, false);
+      terms(d, u, c, sum, stream);
     };
     int64_t c = 0;
-    if (vector) {
+    if (vector) {  // (channels left by whole vectors: vectors of 8 and 4 lanes, channels-last rows of few channels)
       for (; c + 4 * N <= j.channels; c += 4 * N) vectors(std::integral_constant<int, 4>(), c);
       for (; c + N <= j.channels; c += N) vectors(std::integral_constant<int, 1>(), c);
       if (N > 8 && c + 8 <= j.channels) narrow(hn::CappedTag<T, 8>(), c), c += 8;
