@@ -6,6 +6,7 @@
 // as channels-last blocks of planes. Other dtypes and layouts take the scalar loop at the end, which still uses
 // the tables.
 #include <algorithm>
+#include <cstring>
 
 #include "../backends.hpp"
 #include "common.hpp"
@@ -305,12 +306,14 @@ bool k3s2_forward(const Forward& f, DType dt) {
       if (ok && flat_codes) k3s2_flat_rows(fj);
       return ok;
     }
-    // 3-D: a later slice's maxima go to buffers of whole rows (out_w apart), then merge into the output slice
+    // 3-D: a later slice's maxima go to buffers of whole rows (out_w apart), then merge into the output slice; the
+    // next window's first slice, where it is that slice, is copied from them
     thread_local std::vector<uint64_t> later_y, later_code;
     later_y.resize(size_t((B.out * W.out + 64) * f.x.esize / 8)), later_code.resize(size_t(B.out * W.out / 8 + 8));
     const char* const x0 = static_cast<const char*>(j.x);
     const auto slice_at = [&](int64_t ot, int64_t jt) { return x0 + T.pos(ot, jt) * f.x.s[2] * f.x.esize; };
     const bool flat = f.form == IndexForm::I64;
+    int64_t held = -1;  // the input slice whose maxima the buffers hold (a window's last is the next one's first)
     for (int64_t ot = 0; ot < A.out; ++ot) {
       for (int64_t jt = T.first[ot]; jt < T.last[ot]; ++jt) {
         const bool first = jt == T.first[ot];
@@ -329,12 +332,25 @@ bool k3s2_forward(const Forward& f, DType dt) {
           s.y = later_y.data(), s.am = j.am ? reinterpret_cast<uint8_t*>(later_code.data()) : nullptr;
           s.y_row = W.out;
         }
-        if (!plane2d(s)) return false;
+        const int64_t t = T.pos(ot, jt);
+        if (first && t == held) {
+          const int64_t bytes = W.out * f.y.esize;
+          for (int64_t oh = 0; oh < B.out; ++oh) {
+            std::memcpy(static_cast<char*>(m.dst) + oh * m.dst_row * f.y.esize,
+                        reinterpret_cast<const char*>(later_y.data()) + oh * bytes, size_t(bytes));
+            if (m.dst_code)
+              std::memcpy(m.dst_code + oh * m.dst_row, reinterpret_cast<const uint8_t*>(later_code.data()) + oh * W.out,
+                          size_t(W.out));
+          }
+        } else if (!plane2d(s)) {
+          return false;
+        }
         if (first) {  // the codes of the window's first slice, counted from the window's first tap
           for (int64_t oh = 0; m.dst_code && m.code_add && oh < B.out; ++oh)
             for (int64_t ow = 0; ow < W.out; ++ow) m.dst_code[oh * m.dst_row + ow] += m.code_add;
           continue;
         }
+        held = t;
         m.src = s.y, m.src_code = s.am, m.src_row = W.out;
         slice_max_merge(dt, m);
       }
