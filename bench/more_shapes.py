@@ -12,14 +12,13 @@ each, round after round), median per call; results checked against PyTorch's bef
 import argparse
 import os
 import platform
-import statistics
 import sys
-import time
 
 import torch
 import torch.nn.functional as F
 
 import poolkit.torch as P
+from model_step import alternate  # (bench/: one step of each per round, median each)
 
 # (group, N x C x spatial, channels-last, op, kernel, stride, padding)
 CASES = [
@@ -43,17 +42,6 @@ def functions(rank, op, K, S, Pd, indices):
                 lambda x: getattr(P, f"max_pool{rank}d")(x, K, S, Pd, return_indices=indices))
     return (lambda x: getattr(F, f"avg_pool{rank}d")(x, K, S, Pd, count_include_pad=False),
             lambda x: getattr(P, f"avg_pool{rank}d")(x, K, S, Pd, count_include_pad=False))
-
-
-def timed(fns, reps):
-    """Median seconds of each callable, called in turn round after round."""
-    times = {name: [] for name in fns}
-    for _ in range(reps):
-        for name, fn in fns.items():
-            t = time.perf_counter()
-            fn()
-            times[name].append(time.perf_counter() - t)
-    return {name: statistics.median(v) for name, v in times.items()}
 
 
 def row(shape, cl, op, K, S, Pd, call, reps):
@@ -84,7 +72,7 @@ def row(shape, cl, op, K, S, Pd, call, reps):
         for w, g in zip(want if isinstance(want, tuple) else (want,), got if isinstance(got, tuple) else (got,)):
             if not torch.equal(w, g):
                 raise SystemExit(f"{name} differs from PyTorch: {shape} {op} {K} {S} {Pd} {call}")
-    return timed(calls, reps)
+    return alternate(calls, reps)
 
 
 def main():
