@@ -11,6 +11,7 @@
 #include "poolkit/memory.hpp"
 #include "argmax_local.hpp"
 #include "backward.hpp"
+#include "fold_depth.hpp"
 #include "half.hpp"
 
 namespace poolkit::cpu {
@@ -393,6 +394,8 @@ bool run_backward(bool is_max, const Geometry& g, const AvgOptions& opt, const T
                   const TensorView& am, const TensorView& dx) {
   if (dx.device != Device::CPU || dx.numel() == 0 || dy.numel() == 0) return false;
   if (is_max && !am.data) return false;  // without a saved argmax: see max_pool_backward below
+  if (const DepthFold d = fold_depth(g, dy, dx, am); d.ok)
+    return run_backward(is_max, d.g, opt, d.v[0], d.v[2], d.v[1]);
   Geometry g3 = as3d(g);
   // 16 bits: through float32 copies, but for windows that do not tile in either layout (the row accumulation
   // and the channels-last gather read and write 16-bit rows themselves) and for the tiled rows below

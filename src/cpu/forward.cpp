@@ -10,6 +10,7 @@
 
 #include "../backends.hpp"
 #include "common.hpp"
+#include "fold_depth.hpp"
 #include "generic.hpp"
 #include "half.hpp"
 #include "kernels_int.hpp"
@@ -601,6 +602,7 @@ bool simd_forward(Forward& f, const TensorView& x, const TensorView& y) {
 bool run_forward(bool is_max, const Geometry& g, const AvgOptions& opt, const TensorView& x, const TensorView& y,
                  const TensorView& am) {
   if (x.device != Device::CPU || x.numel() == 0 || y.numel() == 0) return false;
+  if (const DepthFold d = fold_depth(g, x, y, am); d.ok) return run_forward(is_max, d.g, opt, d.v[0], d.v[1], d.v[2]);
   const Geometry g3 = as3d(g);
   const Tables tab(g3);
   Forward f{is_max, x.dtype, g3, tab, View5(x), View5(y), View5(am), index_form(am), x.shape[0], x.shape[1],

@@ -744,6 +744,51 @@ TEST_F(CpuFast, SlicesOfKernel3Stride2MatchReference) {
   EXPECT_GT(runs, 50);
 }
 
+// 3-D windows of one cell along the depth (1 x kh x kw, stride 1 and no padding there) run as 2-D pooling of each
+// depth slice, the depth merged into the batch (channels-last) or the channels (channels-first): every layout and
+// view, the two mixed, every float type and argmax form, and integer inputs, against the reference.
+TEST_F(CpuFast, DepthOfOneCellMatchesReference) {
+  const DType dts[] = {DType::f32, DType::f64, DType::bf16, DType::f16};
+  int runs = 0;
+  for (int64_t k : {2, 3})
+    for (int64_t st : {1, 2})
+      for (int64_t T : {1, 3, 4})
+        for (Layout lay : {Layout::ChannelsFirst, Layout::ChannelsLast}) {
+          const int64_t p = k == 3 ? runs % 2 : 0, H = 5 + runs % 3, W = 9 + 7 * (runs % 4), C = runs % 3 == 0 ? 1 : 16;
+          const Geometry g = torch_geometry({T, H, W}, {1, k, k}, {1, st, st}, {0, p, p}, {1, 1, 1}, runs % 5 == 1);
+          const DType dt = dts[runs % 4];
+          const bool slice = runs % 3 == 1;
+          ++runs;
+          const std::vector<int64_t> out = g.output_size();
+          SCOPED_TRACE("T " + std::to_string(T) + " k " + std::to_string(k) + " st " + std::to_string(st) + " H " +
+                       std::to_string(H) + " W " + std::to_string(W) + " C " + std::to_string(C) +
+                       (lay == Layout::ChannelsLast ? " channels-last " : " channels-first ") + dtype_name(dt) +
+                       (slice ? " slice" : ""));
+          const Shape xs{2, C, T, H, W}, ys{2, C, out[0], out[1], out[2]};
+          expect_max_and_avg_match(g, dt, xs, ys, lay, slice, {DType::u8, DType::i64}, rng);
+          // the input in one layout, the output and argmax in the other (no merge suits both)
+          const Layout other = lay == Layout::ChannelsLast ? Layout::ChannelsFirst : Layout::ChannelsLast;
+          Buf x = make(dt, xs, lay, slice), y0 = make(dt, ys, other, false), y1 = make(dt, ys, other, false);
+          Buf a0 = make(DType::u8, ys, other, false), a1 = make(DType::u8, ys, other, false);
+          fill(x.view, rng, true);
+          ref::max_pool_forward(g, x.view, y0.view, a0.view);
+          ASSERT_TRUE(cpu::max_pool_forward(g, x.view, y1.view, a1.view));
+          EXPECT_TRUE(same_bits(y0, y1)) << "mixed layouts";
+          EXPECT_TRUE(same_bits(a0, a1)) << "mixed layouts";
+          Buf dx0 = make(dt, xs, lay, slice), dx1 = make(dt, xs, lay, slice);
+          ref::max_pool_backward(g, y0.view, a0.view, x.view, dx0.view);
+          ASSERT_TRUE(cpu::max_pool_backward(g, y0.view, a0.view, x.view, dx1.view));
+          EXPECT_TRUE(same_bits(dx0, dx1)) << "mixed layouts";
+          const DType it = runs % 2 ? DType::i32 : DType::u8;
+          Buf xi = make(it, xs, lay, slice), yi0 = make(it, ys, lay, slice), yi1 = make(it, ys, lay, slice);
+          fill(xi.view, rng, false);
+          ref::max_pool_forward(g, xi.view, yi0.view, TensorView{});
+          ASSERT_TRUE(cpu::max_pool_forward(g, xi.view, yi1.view, TensorView{}));
+          EXPECT_TRUE(same_bits(yi0, yi1)) << dtype_name(it);
+        }
+  EXPECT_EQ(runs, 24);
+}
+
 // The fast path declines a backward from this argmax and the public call raises the reference's IndexError.
 void expect_refused(const Geometry& g, const TensorView& dy, const TensorView& am, const TensorView& dx) {
   EXPECT_FALSE(cpu::max_pool_backward(g, dy, am, TensorView{}, dx));
