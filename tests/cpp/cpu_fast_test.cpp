@@ -766,7 +766,8 @@ TEST_F(CpuFast, DepthOfOneCellMatchesReference) {
                        (slice ? " slice" : ""));
           const Shape xs{2, C, T, H, W}, ys{2, C, out[0], out[1], out[2]};
           expect_max_and_avg_match(g, dt, xs, ys, lay, slice, {DType::u8, DType::i64}, rng);
-          // the input in one layout, the output and argmax in the other (no merge suits both)
+          // the input in one layout, the output and argmax in the other (one merge suits both only for one channel
+          // or one slice)
           const Layout other = lay == Layout::ChannelsLast ? Layout::ChannelsFirst : Layout::ChannelsLast;
           Buf x = make(dt, xs, lay, slice), y0 = make(dt, ys, other, false), y1 = make(dt, ys, other, false);
           Buf a0 = make(DType::u8, ys, other, false), a1 = make(DType::u8, ys, other, false);
