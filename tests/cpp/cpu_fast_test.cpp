@@ -746,7 +746,8 @@ TEST_F(CpuFast, SlicesOfKernel3Stride2MatchReference) {
 
 // 3-D windows of one cell along the depth (1 x kh x kw, stride 1 and no padding there) run as 2-D pooling of each
 // depth slice, the depth merged into the batch (channels-last) or the channels (channels-first): every layout and
-// view, the two mixed, every float type and argmax form, and integer inputs, against the reference.
+// view, the two mixed, every float type and argmax form, and integer inputs; and adaptive pools that keep the depth;
+// against the reference.
 TEST_F(CpuFast, DepthOfOneCellMatchesReference) {
   const DType dts[] = {DType::f32, DType::f64, DType::bf16, DType::f16};
   int runs = 0;
@@ -788,6 +789,19 @@ TEST_F(CpuFast, DepthOfOneCellMatchesReference) {
           EXPECT_TRUE(same_bits(yi0, yi1)) << dtype_name(it);
         }
   EXPECT_EQ(runs, 24);
+  // adaptive pooling that keeps the depth (bins of one cell), and for contrast bins of two or more there
+  for (int64_t T : {1, 3, 4})
+    for (int64_t OT : {T, (T + 1) / 2})
+      for (int64_t o : {1, 3})
+        for (Layout lay : {Layout::ChannelsFirst, Layout::ChannelsLast}) {
+          const Geometry g = adaptive_geometry({T, 7, 10}, {OT, o, o + 1});
+          const DType dt = dts[runs % 4];
+          ++runs;
+          SCOPED_TRACE("adaptive T " + std::to_string(T) + " -> " + std::to_string(OT) + " o " + std::to_string(o) +
+                       (lay == Layout::ChannelsLast ? " channels-last " : " channels-first ") + dtype_name(dt));
+          expect_max_and_avg_match(g, dt, {2, 16, T, 7, 10}, {2, 16, OT, o, o + 1}, lay, runs % 3 == 0,
+                                   {DType::u8, DType::i64}, rng);
+        }
 }
 
 // The fast path declines a backward from this argmax and the public call raises the reference's IndexError.
