@@ -4,12 +4,13 @@ namespace poolkit::cpu {
 
 DepthFold fold_depth(const Geometry& g, const TensorView& a, const TensorView& b, const TensorView& argmax) {
   DepthFold r;
+  if (g.rank != 3) return r;
   const Axis& t = g.axes[0];
   // (an adaptive axis of as many outputs as inputs has bins of one cell; a regular one needs stride 1, no padding)
   const bool identity = t.out == t.in && (t.kind == AxisKind::Adaptive ||
                                           (t.kind == AxisKind::Regular && t.kernel == 1 && t.stride == 1 &&
                                            t.pad_lo == 0 && t.pad_hi == 0));
-  if (g.rank != 3 || !identity || g.axes[1].kind == AxisKind::Fractional || g.axes[2].kind == AxisKind::Fractional ||
+  if (!identity || g.axes[1].kind == AxisKind::Fractional || g.axes[2].kind == AxisKind::Fractional ||
       (argmax.data && argmax.dtype == DType::i64))
     return r;
   const int64_t D = t.in;
