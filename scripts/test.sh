@@ -3,6 +3,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
+# Every step's temporary files (inductor's kernels and headers, torch's compiler dirs, build scratch) under one temp
+# dir removed at the end: nothing stays behind in /tmp.
+export TMPDIR
+TMPDIR=$(mktemp -d)
+trap 'rm -rf "$TMPDIR"' EXIT
 start=$SECONDS
 for step in scripts/test-steps/*.sh; do
   echo "=== $(basename "$step")"

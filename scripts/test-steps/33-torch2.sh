@@ -7,11 +7,6 @@ cd "$(dirname "$0")/../.."
 t=$SECONDS
 bash scripts/pypi-venv.sh
 py="$PWD/.venv-pypi/bin/python"
-# Inductor's kernels and precompiled headers go under $TMPDIR: a temp dir removed at the end, so nothing stays behind
-# in /tmp/torchinductor_$USER.
-export TMPDIR
-TMPDIR=$(mktemp -d)
-trap 'rm -rf "$TMPDIR"' EXIT
 cd tests/torch2
 set +e
 # Two CPU threads for the models (the CI machine has 2 cores); inductor compiles in this process.
