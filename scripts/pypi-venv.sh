@@ -14,4 +14,5 @@ if ! cmp -s scripts/requirements-pypi.txt .venv-pypi/requirements-installed.txt;
   $py "${pip[@]}" --no-deps torchvision==0.29.2
   cp scripts/requirements-pypi.txt .venv-pypi/requirements-installed.txt
 fi
-$py "${pip[@]}" --no-build-isolation --no-deps .
+# (its build tree is the wheel's too, scripts/build-wheel.sh, which turns poolkit.torch's C++ kernels off)
+$py "${pip[@]}" --no-build-isolation --no-deps --config-settings=cmake.define.POOLKIT_TORCH_OPS=ON .

@@ -107,24 +107,17 @@ def fractional_recipe(kernel_size, output_size, output_ratio, in_size, in_float,
     return ("fractional", ([], k), ratio, "", bool(in_float))
 
 
+def flat_recipe(recipe):
+    """A recipe (builder, int lists, floats, text, flag) flattened: builder, ints (the lists end to end), lens
+    (their lengths), reals, text, flag; as torch operators' schemas carry it and the C++ builder takes it."""
+    builder, lists, reals, text, flag = recipe
+    return (builder, [v for lst in lists for v in lst], [len(lst) for lst in lists], [float(r) for r in reals],
+            text, bool(flag))
+
+
 def build_geometry(recipe, in_size):
     """The C++ geometry a recipe (builder, int lists, floats, text, flag) describes, for spatial size in_size."""
-    builder, lists, reals, text, flag = recipe
-    if builder == "torch":
-        return _core.torch_geometry(in_size, *lists, flag)
-    if builder == "keras":
-        return _core.keras_geometry(in_size, *lists, text)
-    if builder == "onnx":
-        return _core.onnx_geometry(in_size, *lists, text, flag)
-    if builder == "adaptive":
-        return _core.adaptive_geometry(in_size, *lists)
-    if builder == "global":
-        return _core.global_geometry(in_size)
-    if builder == "fractional":
-        out, k = lists
-        out = out or _core.fractional_output_size(in_size, list(reals), k)
-        return _core.fractional_geometry(in_size, out, k, flag)
-    raise ValueError(f"poolkit: unknown geometry builder {builder!r}")
+    return _core.recipe_geometry(*flat_recipe(recipe), in_size)
 
 
 def kernel_cells(kernel_size, rank):

@@ -6,6 +6,7 @@
 #include "bindings.hpp"
 #include "poolkit/geometry.hpp"
 #include "poolkit/ops.hpp"
+#include "recipe.hpp"
 
 namespace poolkit::py {
 
@@ -32,6 +33,8 @@ void bind_geometry(nb::module_& m) {
   m.def("fractional_geometry", &fractional_geometry, "input_size"_a, "output_size"_a, "kernel_size"_a,
         "in_float"_a);
   m.def("fractional_output_size", &fractional_output_size, "input_size"_a, "output_ratio"_a, "kernel_size"_a);
+  m.def("recipe_geometry", &recipe_geometry, "builder"_a, "ints"_a, "lens"_a, "reals"_a, "text"_a, "flag"_a,
+        "input_size"_a, "The geometry of a flattened recipe (poolkit._params.flat_recipe).");
   m.def("unpool_output_size", &unpool_output_size, "input_size"_a, "kernel_size"_a, "stride"_a, "padding"_a,
         "output_size"_a.none());
 }

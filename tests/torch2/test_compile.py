@@ -4,6 +4,7 @@ poolkit.torch.nn modules together in one module under inductor, the default back
 import pytest
 import torch
 
+import poolkit.torch as pt
 from cases import DEVICE, cases, inputs
 
 CASES = [(r, c) for r in (1, 2, 3) for c in cases(r)]
@@ -121,3 +122,64 @@ def test_inductor_every_function_and_module_bits_and_strides():
     for key, a, b in zip(xs, g0, g1):
         assert torch.equal(a, b), ("gradient", key)
         assert a.stride() == b.stride(), ("gradient", key, a.stride(), b.stride())
+
+
+def _named(model, ys):
+    return dict(zip(model.names, ys))
+
+
+def test_compiled_calls_without_grad_equal_torch_and_eager():
+    """Compiled calls that autograd does not record (inputs without grad, or no grad mode) take the nograd
+    overloads, whose host kernels are C++ (poolkit/torch/_cpu_kernels.so): every output has eager's bits and
+    strides, and torch.nn.functional's bits where PyTorch has the call."""
+    xs = {(r, layout): x for r in (1, 2, 3) for layout, x in inputs(r).items()}
+    model = _EveryPool()
+    y0 = _named(model, model(xs))
+    torch._dynamo.reset()
+    compiled = torch.compile(model, fullgraph=True, backend="aot_eager")
+    for grad_mode in (True, False):
+        with torch.set_grad_enabled(grad_mode):
+            y1 = _named(model, compiled(xs))
+        assert y1.keys() == y0.keys()
+        for name, a in y0.items():
+            b = y1[name]
+            assert a.dtype == b.dtype and torch.equal(a, b) and a.stride() == b.stride(), (name, grad_mode)
+    for (r, layout), x in xs.items():
+        for name, _, tf in cases(r):
+            if tf is None:
+                continue
+            a, b = y1[f"{r}d-{name}-{layout}"], tf(x)
+            if name == "adaptive_avg":  # an ulp off PyTorch's at times (tests/python/known_differences.py)
+                torch.testing.assert_close(a, b, rtol=2e-7, atol=0)
+            else:
+                assert torch.equal(a, b), (r, name, layout)
+
+
+DTYPE_CALLS = [("max", lambda x: pt.max_pool2d(x, 3, 2, 1, return_indices=True)),
+               ("avg", lambda x: pt.avg_pool2d(x, 3, 2, 1, count_include_pad=False, divisor_override=None)),
+               ("avg_div", lambda x: pt.avg_pool2d(x, 2, 1, 0, True, True, 3)),
+               ("adaptive_avg", lambda x: pt.adaptive_avg_pool2d(x, 3))]
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float16, torch.bfloat16, torch.int64, torch.int32,
+                                   torch.uint8, torch.bool], ids=str)
+def test_compiled_calls_without_grad_every_dtype(dtype):
+    """Each dtype through the C++ kernels, or, where poolkit refuses it (int32 averages, int64 adaptive averages,
+    bool), eager's error: the kernel hands a refused call to the Python kernel, which raises it."""
+    for layout, x in inputs(2).items():
+        x = (x * 10).to(dtype)
+        for name, fn in DTYPE_CALLS:
+            try:
+                want, err = fn(x), None
+            except (TypeError, ValueError) as e:
+                want, err = None, e
+            torch._dynamo.reset()
+            compiled = torch.compile(fn, fullgraph=True, backend="aot_eager")
+            if err is not None:
+                with pytest.raises(type(err)) as got:
+                    compiled(x)
+                assert str(got.value) == str(err), (name, layout)
+                continue
+            got = compiled(x)
+            for a, b in zip(want if isinstance(want, tuple) else (want,), got if isinstance(got, tuple) else (got,)):
+                assert a.dtype == b.dtype and torch.equal(a, b) and a.stride() == b.stride(), (name, layout)

@@ -6,7 +6,7 @@ import torch
 
 import poolkit.torch  # noqa: F401  (registers the operators)
 from poolkit._params import GLOBAL_RECIPE, adaptive_recipe, fractional_recipe, window_recipe
-from poolkit.torch._ops import _flat
+from poolkit._params import flat_recipe as _flat
 
 from cases import DEVICE, inputs
 
@@ -64,7 +64,29 @@ CALLS = [(layout, i) for layout in ("channels_first", "channels_last") for i in 
 @pytest.mark.parametrize("layout, i", CALLS)
 def test_opcheck(layout, i):
     op, args = _calls(layout)[i]
+    torch.library.opcheck(op.default, args)
+
+
+def _nograd_calls(layout):
+    """The calls of the operators with a nograd overload (compiled graphs' calls that autograd does not record; C++
+    kernels on host tensors), on the same arguments without grad."""
+    return [(op.nograd, tuple(a.detach() if isinstance(a, torch.Tensor) else a for a in args))
+            for op, args in _calls(layout) if op in (OPS.max_pool, OPS.avg_pool)]
+
+
+@pytest.mark.parametrize("layout, i", [(layout, i) for layout in ("channels_first", "channels_last")
+                                       for i in range(len(_nograd_calls(layout)))])
+def test_opcheck_nograd(layout, i):
+    op, args = _nograd_calls(layout)[i]
     torch.library.opcheck(op, args)
+
+
+def test_nograd_overloads_have_their_cpu_kernels():
+    """pip built poolkit/torch/_cpu_kernels.so for this PyTorch and poolkit.torch loaded it."""
+    from poolkit.torch import _ops
+    assert _ops.CPU_KERNELS
+    for op in (OPS.max_pool.nograd, OPS.avg_pool.nograd):
+        assert torch._C._dispatch_has_kernel_for_dispatch_key(op.name(), "CPU")
 
 
 def test_every_operator_is_checked():

@@ -7,34 +7,24 @@ stochastic pooling). poolkit::refuse carries bad arguments found while torch.com
 graph, which raises eager's error when it runs."""
 import functools
 import math
+import os
 from typing import Optional
 
 import torch
 from torch import Tensor
 from torch._subclasses.fake_tensor import UnsupportedOperatorException
 
-from .. import _engine
+from .. import _core, _engine
 from .._layout import TORCH, is_channels_last, layout_strides
-from .._params import build_geometry, spatial_size
+from .._params import build_geometry, flat_recipe, spatial_size
 from ..functional import unpool_size
 from ._autograd import index_form, needs_grad
 
 _op = torch.library.custom_op
 
 
-def _flat(recipe):
-    """A geometry recipe as schema arguments: builder, ints, lens, reals, text, flag."""
-    builder, lists, reals, text, flag = recipe
-    return (builder, [v for lst in lists for v in lst], [len(lst) for lst in lists], [float(r) for r in reals],
-            text, bool(flag))
-
-
 def _geometry(x, builder, ints, lens, reals, text, flag):
-    lists, at = [], 0
-    for n in lens:
-        lists.append([int(v) for v in ints[at:at + n]])
-        at += n
-    return build_geometry((builder, lists, [float(r) for r in reals], text, bool(flag)), spatial_size(x))
+    return _core.recipe_geometry(builder, ints, lens, reals, text, flag, spatial_size(x))
 
 
 def _fake_empty(shape, dtype, channels_last, like):
@@ -86,6 +76,42 @@ def _runs_plain(x):
                 or C._autograd._profiler_enabled())
 
 
+_LIB = torch.library.Library("poolkit", "FRAGMENT")
+
+
+def _nograd_overload(op):
+    """op's overload 'nograd': the same schema and kernel without op's autograd layer, for the calls of a compiled
+    graph that autograd does not record; on host tensors its kernel is C++ where _cpu_kernels.so is loaded. Such a
+    call then costs about what torch's own compiled pooling costs besides its loop (bench/RESULTS.md, session 37).
+    Its fake kernel is op's (see _fake_refusing_eagerly)."""
+    schema = str(op._opoverload._schema)
+    _LIB.define(f"{op._name}.nograd{schema[schema.index('('):]}")
+    _LIB.impl(f"{op._name}.nograd", op._init_fn, "CompositeExplicitAutograd")
+    return getattr(torch.ops.poolkit, op._name).nograd
+
+
+def _untracked(x):
+    """Whether a call on x takes the nograd overload: torch.compile traces it, autograd records nothing, and no
+    functorch transform (torch.func.grad, vmap) sees it. Eager calls keep the default overload (modes and the
+    profiler see the same operator as before)."""
+    return torch.compiler.is_compiling() and not needs_grad(x) and not torch._C._are_functorch_transforms_active()
+
+
+def _load_cpu_kernels():
+    """Registers the C++ kernels of the nograd overloads (python/src/torch_ops) where pip built them for this very
+    PyTorch (their ABI is that version's); True when loaded."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_cpu_kernels.so")
+    try:
+        with open(os.path.join(os.path.dirname(path), "_cpu_kernels.torch_version")) as f:
+            built_for = f.read().strip()
+    except OSError:
+        return False
+    if built_for != torch.__version__:
+        return False
+    torch.ops.load_library(path)
+    return True
+
+
 def _tracing_one_graph():
     """Whether torch.compile's tracer is at work on a graph that may not break (fullgraph=True)."""
     try:
@@ -111,6 +137,8 @@ def _fake_refusing_eagerly(op, placeholder):
                     return placeholder(*args)
                 raise UnsupportedOperatorException(op._opoverload) from e
         op.register_fake(fake)
+        if hasattr(getattr(torch.ops.poolkit, op._name), "nograd"):
+            torch.library.register_fake(f"poolkit::{op._name}.nograd", fake)
         return fake
     return register
 
@@ -170,6 +198,9 @@ def _max_pool(x: Tensor, builder: str, ints: list[int], lens: list[int], reals: 
     return y, _argmax_out(g, x, int64_indices, am, for_grad)
 
 
+_max_pool_nograd = _nograd_overload(_max_pool)
+
+
 @_fake_refusing_eagerly(_max_pool, _placeholder_max)
 def _(x, builder, ints, lens, reals, text, flag, int64_indices, for_grad=True):
     g = _geometry(x, builder, ints, lens, reals, text, flag)
@@ -222,8 +253,10 @@ def max_pool(x, recipe, return_indices):
     if _runs_plain(x):
         g = build_geometry(recipe, spatial_size(x))
         y, am = _engine.max_pool(TORCH, g, x, index_form(x, return_indices, False))
+    elif _untracked(x):
+        y, am = _max_pool_nograd(x, *flat_recipe(recipe), bool(return_indices), False)
     else:
-        y, am = _max_pool(x, *_flat(recipe), bool(return_indices), needs_grad(x))
+        y, am = _max_pool(x, *flat_recipe(recipe), bool(return_indices), needs_grad(x))
     return (y, am) if return_indices else y
 
 
@@ -288,7 +321,7 @@ _fractional_backward.register_autograd(_fractional_backward_grad, setup_context=
 
 
 def fractional_max_pool(x, recipe, samples, return_indices):
-    y, am = _fractional(x, samples, *_flat(recipe), bool(return_indices), needs_grad(x))
+    y, am = _fractional(x, samples, *flat_recipe(recipe), bool(return_indices), needs_grad(x))
     return (y, am) if return_indices else y
 
 
@@ -300,6 +333,9 @@ def _avg_pool(x: Tensor, builder: str, ints: list[int], lens: list[int], reals: 
               count_include_pad: bool, divisor_override: Optional[int]) -> Tensor:
     g = _geometry(x, builder, ints, lens, reals, text, flag)
     return _engine.avg_pool(TORCH, g, x, count_include_pad, divisor_override)
+
+
+_avg_pool_nograd = _nograd_overload(_avg_pool)
 
 
 @_fake_refusing_eagerly(_avg_pool, _placeholder_pool)
@@ -349,7 +385,7 @@ def avg_pool(x, recipe, count_include_pad, divisor_override):
     div = None if divisor_override is None else int(divisor_override)
     if _runs_plain(x):
         return _engine.avg_pool(TORCH, build_geometry(recipe, spatial_size(x)), x, bool(count_include_pad), div)
-    return _avg_pool(x, *_flat(recipe), bool(count_include_pad), div)
+    return (_avg_pool_nograd if _untracked(x) else _avg_pool)(x, *flat_recipe(recipe), bool(count_include_pad), div)
 
 
 # ---- pools whose backward reads the input: Lp, stochastic -------------------------------------------------------
@@ -425,7 +461,7 @@ _lp_pool_backward.register_autograd(_lp_pool_backward_grad, setup_context=_lp_po
 
 
 def lp_pool(x, recipe, norm_type, convention):
-    return _lp_pool(x, *_flat(recipe), float(norm_type), str(convention))
+    return _lp_pool(x, *flat_recipe(recipe), float(norm_type), str(convention))
 
 
 @_op("poolkit::stochastic_pool", mutates_args=())
@@ -461,7 +497,7 @@ _stochastic.register_autograd(_stochastic_grad, setup_context=_save_input_setup)
 
 
 def stochastic_pool(x, recipe, training, seed):
-    return _stochastic(x, *_flat(recipe), bool(training), int(seed))
+    return _stochastic(x, *flat_recipe(recipe), bool(training), int(seed))
 
 
 # ---- mixed pooling: lambda_ is a 0-d tensor, differentiable -------------------------------------------------------
@@ -510,7 +546,7 @@ _mixed.register_autograd(_mixed_grad, setup_context=_mixed_setup)
 def mixed_pool(x, lambda_, recipe, count_include_pad, divisor_override):
     lam = lambda_ if isinstance(lambda_, Tensor) else torch.tensor(float(lambda_), dtype=torch.float64)
     div = None if divisor_override is None else int(divisor_override)
-    return _mixed(x, lam, *_flat(recipe), bool(count_include_pad), div)
+    return _mixed(x, lam, *flat_recipe(recipe), bool(count_include_pad), div)
 
 
 # ---- max unpooling ------------------------------------------------------------------------------------------------
@@ -564,3 +600,6 @@ _max_unpool_backward.register_autograd(_unpool_backward_grad, setup_context=_unp
 
 
 max_unpool = _max_unpool
+
+
+CPU_KERNELS = _load_cpu_kernels()  # after the overloads they serve are defined
