@@ -8,6 +8,7 @@ graph, which raises eager's error when it runs."""
 import functools
 import math
 import os
+import warnings
 from typing import Optional
 
 import torch
@@ -99,7 +100,10 @@ def _untracked(x):
 
 def _load_cpu_kernels():
     """Registers the C++ kernels of the nograd overloads (python/src/torch_ops) where pip built them for this very
-    PyTorch (their ABI is that version's); True when loaded."""
+    PyTorch (their ABI is that version's), unless the environment's POOLKIT_TORCH_CPU_KERNELS is 0; True when
+    loaded."""
+    if os.environ.get("POOLKIT_TORCH_CPU_KERNELS", "1") == "0":
+        return False
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_cpu_kernels.so")
     try:
         with open(os.path.join(os.path.dirname(path), "_cpu_kernels.torch_version")) as f:
@@ -108,7 +112,11 @@ def _load_cpu_kernels():
         return False
     if built_for != torch.__version__:
         return False
-    torch.ops.load_library(path)
+    try:
+        torch.ops.load_library(path)
+    except OSError as e:
+        warnings.warn(f"poolkit: {path} not loaded ({e}); compiled calls use the Python kernels")
+        return False
     return True
 
 
