@@ -2,6 +2,7 @@
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/vector.h>
 
+#include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
@@ -82,6 +83,11 @@ NB_MODULE(_core, m) {
   m.def("set_cache_limit", &poolkit::set_cache_limit, "nbytes"_a);
   m.def("cache_limit", &poolkit::cache_limit);
   m.def("cached_bytes", &poolkit::cached_bytes);
+  m.def(
+      "allocator_functions",
+      [] { return std::vector<uintptr_t>{uintptr_t(&poolkit::allocate), uintptr_t(&poolkit::release)}; },
+      "The addresses of this module's allocate(size_t) and release(void*), for poolkit.torch's C++ kernels: one "
+      "memory cache a process.");
   m.def(
       "set_cuda_stream",
       [](int device, uintptr_t stream) { poolkit::set_cuda_stream(device, reinterpret_cast<void*>(stream)); },

@@ -100,3 +100,20 @@ def test_refuse_raises_its_error(kind):
     with pytest.raises(kind) as e:
         OPS.refuse(torch.zeros(2), kind.__name__, "poolkit: x: a message")
     assert str(e.value) == "poolkit: x: a message"
+
+
+def test_nograd_cpu_kernels_keep_an_argmax_only_where_a_gradient_may_follow():
+    """The C++ kernels' indices: int64 when asked for; else the compact argmax where for_grad is set and the input
+    is floating; else none (an empty tensor of the compact dtype), as the Python kernel of the default overload."""
+    win = _flat(window_recipe(2, 3, 2, 1, 1, False))
+    for dtype in (torch.float32, torch.int32, torch.uint8):
+        x = inputs(2)["channels_last"].mul(10).to(dtype)
+        for int64_indices in (False, True):
+            for for_grad in (False, True):
+                y, am = OPS.max_pool.nograd(x, *win, int64_indices, for_grad)
+                y0, am0 = OPS.max_pool.default(x, *win, int64_indices, for_grad)
+                assert torch.equal(y, y0) and y.stride() == y0.stride()
+                assert am.dtype == am0.dtype and am.shape == am0.shape and am.stride() == am0.stride()
+                assert torch.equal(am, am0), (dtype, int64_indices, for_grad)
+                assert am.numel() == (0 if not int64_indices and not (for_grad and dtype.is_floating_point)
+                                      else y.numel())

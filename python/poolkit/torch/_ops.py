@@ -5,6 +5,7 @@ travels as its recipe (see poolkit._params.build_geometry), flattened into schem
 built inside the kernels. Second derivatives: max, fractional max, average, Lp and unpooling (not mixed and
 stochastic pooling). poolkit::refuse carries bad arguments found while torch.compile traces into the compiled
 graph, which raises eager's error when it runs."""
+import ctypes
 import functools
 import math
 import os
@@ -117,6 +118,10 @@ def _load_cpu_kernels():
     except OSError as e:
         warnings.warn(f"poolkit: {path} not loaded ({e}); compiled calls use the Python kernels")
         return False
+    # their large outputs from _core's memory cache, the one poolkit.set_cache_limit governs
+    use = ctypes.CDLL(path).poolkit_torch_use_allocator
+    use.argtypes, use.restype = [ctypes.c_void_p, ctypes.c_void_p], None
+    use(*_core.allocator_functions())
     return True
 
 
@@ -257,8 +262,16 @@ def _max_pool_backward_grad(ctx, ddx):
 _max_pool_backward.register_autograd(_max_pool_backward_grad, setup_context=_max_pool_backward_setup)
 
 
+def _cpp_plain(x):
+    """Whether a plain call (_runs_plain) on x goes to the C++ kernel of a nograd overload: a host tensor, where
+    they are loaded (the dispatcher's hop to C++ costs less than the Python kernel: bench/RESULTS.md, session 37)."""
+    return CPU_KERNELS and not x.is_cuda
+
+
 def max_pool(x, recipe, return_indices):
-    if _runs_plain(x):
+    if _runs_plain(x) and _cpp_plain(x):
+        y, am = _max_pool_nograd(x, *flat_recipe(recipe), bool(return_indices), False)
+    elif _runs_plain(x):
         g = build_geometry(recipe, spatial_size(x))
         y, am = _engine.max_pool(TORCH, g, x, index_form(x, return_indices, False))
     elif _untracked(x):
@@ -391,9 +404,11 @@ _avg_pool_backward.register_autograd(_avg_pool_backward_grad, setup_context=_avg
 
 def avg_pool(x, recipe, count_include_pad, divisor_override):
     div = None if divisor_override is None else int(divisor_override)
-    if _runs_plain(x):
+    plain = _runs_plain(x)
+    if plain and not _cpp_plain(x):
         return _engine.avg_pool(TORCH, build_geometry(recipe, spatial_size(x)), x, bool(count_include_pad), div)
-    return (_avg_pool_nograd if _untracked(x) else _avg_pool)(x, *flat_recipe(recipe), bool(count_include_pad), div)
+    op = _avg_pool_nograd if plain or _untracked(x) else _avg_pool
+    return op(x, *flat_recipe(recipe), bool(count_include_pad), div)
 
 
 # ---- pools whose backward reads the input: Lp, stochastic -------------------------------------------------------

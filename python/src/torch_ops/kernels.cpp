@@ -18,7 +18,6 @@
 
 #include "../recipe.hpp"
 #include "poolkit/error.hpp"
-#include "poolkit/memory.hpp"
 #include "poolkit/ops.hpp"
 
 namespace poolkit::torch_ops {
@@ -80,8 +79,12 @@ bool channels_last(const at::Tensor& x) {
 std::vector<int64_t> spatial(const at::Tensor& x) { return {x.sizes().begin() + 2, x.sizes().end()}; }
 
 // Outputs this large come from poolkit's memory cache, as poolkit.torch's (poolkit._layout.CACHED_BYTES): a call
-// that frees and asks for the same size again faults no fresh pages.
+// that frees and asks for the same size again faults no fresh pages. The cache is poolkit._core's (one per
+// process, which poolkit.set_cache_limit governs): _ops.py hands its functions over after loading this library
+// (poolkit_torch_use_allocator); until then outputs come from PyTorch's allocator.
 constexpr size_t kCachedBytes = size_t(256) << 10;
+void* (*g_allocate)(size_t) = nullptr;
+void (*g_release)(void*) = nullptr;
 
 // An output of (N, C, out...) in x's layout.
 at::Tensor output(const Geometry& g, const at::Tensor& x, at::ScalarType dtype) {
@@ -94,8 +97,8 @@ at::Tensor output(const Geometry& g, const at::Tensor& x, at::ScalarType dtype) 
   Strides st = contiguous_strides(s, channels_last(x) ? Layout::ChannelsLast : Layout::ChannelsFirst);
   Ints sizes(s.dims.data(), size_t(s.rank)), strides(st.dims.data(), size_t(st.rank));
   size_t bytes = size_t(s.numel()) * c10::elementSize(dtype);
-  if (bytes < kCachedBytes) return at::empty_strided(sizes, strides, x.options().dtype(dtype));
-  return at::from_blob(allocate(bytes), sizes, strides, [](void* p) { release(p); }, x.options().dtype(dtype));
+  if (bytes < kCachedBytes || !g_allocate) return at::empty_strided(sizes, strides, x.options().dtype(dtype));
+  return at::from_blob(g_allocate(bytes), sizes, strides, [](void* p) { g_release(p); }, x.options().dtype(dtype));
 }
 
 Geometry geometry(const at::Tensor& x, Str builder, Ints ints, Ints lens, Reals reals, Str text, bool flag) {
@@ -150,6 +153,12 @@ at::Tensor avg_pool(const at::Tensor& x, Str builder, Ints ints, Ints lens, Real
 
 }  // namespace
 }  // namespace poolkit::torch_ops
+
+extern "C" __attribute__((visibility("default"))) void poolkit_torch_use_allocator(void* (*allocate)(size_t),
+                                                                                  void (*release)(void*)) {
+  poolkit::torch_ops::g_release = release;
+  poolkit::torch_ops::g_allocate = allocate;
+}
 
 TORCH_LIBRARY_IMPL(poolkit, CPU, m) {
   m.impl("max_pool.nograd", TORCH_FN(poolkit::torch_ops::max_pool));
