@@ -11,6 +11,7 @@
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <torch/library.h>
 
+#include <cstdlib>
 #include <optional>
 #include <string>
 #include <tuple>
@@ -43,10 +44,13 @@ std::optional<DType> core_dtype(at::ScalarType t) {
   return std::nullopt;
 }
 
-// The dtypes average pooling takes (poolkit._types.ACCEPTED["avg_pool"]); max pooling takes all of kDTypes.
-std::optional<DType> avg_dtype(at::ScalarType t) {
-  auto d = core_dtype(t);
-  return d && (is_floating(*d) || *d == DType::i64) ? d : std::nullopt;
+// The core's dtype of x where these kernels take x: (N, C, spatial...) of 1 to 3 spatial axes (whatever else goes
+// to the default overload, which refuses it in Python), in a dtype the operator takes: every one of kDTypes for
+// max pooling, floating types and int64 for average pooling (poolkit._types.ACCEPTED).
+std::optional<DType> taken(const at::Tensor& x, bool average) {
+  auto d = core_dtype(x.scalar_type());
+  if (x.dim() < 3 || x.dim() > kMaxRank) return std::nullopt;
+  return d && (!average || is_floating(*d) || *d == DType::i64) ? d : std::nullopt;
 }
 
 at::ScalarType torch_dtype(DType t) {
@@ -115,7 +119,7 @@ using MaxSig = Pair(const at::Tensor&, Str, Ints, Ints, Reals, Str, bool, bool, 
 
 Pair max_pool(const at::Tensor& x, Str builder, Ints ints, Ints lens, Reals reals, Str text, bool flag,
               bool int64_indices, bool for_grad) {
-  if (auto dt = core_dtype(x.scalar_type())) {
+  if (auto dt = taken(x, false)) {
     try {
       Geometry g = geometry(x, builder, ints, lens, reals, text, flag);
       at::Tensor y = output(g, x, x.scalar_type());
@@ -138,7 +142,7 @@ using AvgSig = at::Tensor(const at::Tensor&, Str, Ints, Ints, Reals, Str, bool, 
 
 at::Tensor avg_pool(const at::Tensor& x, Str builder, Ints ints, Ints lens, Reals reals, Str text, bool flag,
                     bool count_include_pad, std::optional<int64_t> divisor_override) {
-  if (auto dt = avg_dtype(x.scalar_type())) {
+  if (auto dt = taken(x, true)) {
     try {
       Geometry g = geometry(x, builder, ints, lens, reals, text, flag);
       at::Tensor y = output(g, x, x.scalar_type());
