@@ -127,7 +127,8 @@ Pair max_pool(const at::Tensor& x, Str builder, Ints ints, Ints lens, Reals real
       // argmax where a backward may follow, else none (an empty tensor of the compact dtype)
       at::ScalarType compact = torch_dtype(local_argmax_dtype(g));
       bool keep = int64_indices || (for_grad && x.is_floating_point());
-      at::Tensor am = keep ? output(g, x, int64_indices ? at::kLong : compact) : at::empty({0}, x.options().dtype(compact));
+      at::Tensor am = keep ? output(g, x, int64_indices ? at::kLong : compact)
+                           : at::empty({0}, x.options().dtype(compact));
       TensorView av = keep ? view_of(am, int64_indices ? DType::i64 : local_argmax_dtype(g)) : TensorView{};
       max_pool_forward(g, view_of(x, *dt), view_of(y, *dt), av);
       return {y, am};
