@@ -183,3 +183,20 @@ def test_compiled_calls_without_grad_every_dtype(dtype):
             got = compiled(x)
             for a, b in zip(want if isinstance(want, tuple) else (want,), got if isinstance(got, tuple) else (got,)):
                 assert a.dtype == b.dtype and torch.equal(a, b) and a.stride() == b.stride(), (name, layout)
+
+
+@pytest.mark.parametrize("grad", [False, True], ids=["inference", "training"])
+def test_compiled_graph_takes_the_nograd_overloads_where_autograd_records_nothing(grad):
+    """What torch.compile traces: the nograd overloads (no autograd layer) for inference calls, the default ones
+    where a gradient may follow."""
+    seen = set()
+
+    def backend(gm, example_inputs):
+        seen.update(str(n.target) for n in gm.graph.nodes if n.op == "call_function")
+        return gm.forward
+
+    x = inputs(2)["channels_last"].clone().requires_grad_(grad)
+    torch._dynamo.reset()
+    torch.compile(lambda x: pt.max_pool2d(x, 3, 2, 1) + pt.avg_pool2d(x, 3, 2, 1), backend=backend, fullgraph=True)(x)
+    overload = "default" if grad else "nograd"
+    assert {f"poolkit.max_pool.{overload}", f"poolkit.avg_pool.{overload}"} <= seen, seen

@@ -123,3 +123,16 @@ def test_grad_through_the_operator(call):
     (g,) = torch.autograd.grad(_pair(pk(x))[0].sum(), x)
     (want,) = torch.autograd.grad(_pair(tf(x))[0].sum(), x)
     torch.testing.assert_close(g, want)
+
+
+def test_plain_host_calls_go_to_the_cpu_kernels(monkeypatch):
+    """With poolkit/torch/_cpu_kernels.so loaded, a plain eager max or average call on a host tensor calls its nograd
+    overload (C++ kernel) rather than the Python engine."""
+    calls = []
+    for name in ("_max_pool_nograd", "_avg_pool_nograd"):
+        op = getattr(_ops, name)
+        monkeypatch.setattr(_ops, name, lambda *a, op=op, name=name: (calls.append(name), op(*a))[1])
+    x = _x(2, 3, 9, 8)
+    assert torch.equal(pt.max_pool2d(x, 3, 2, 1), F.max_pool2d(x, 3, 2, 1))
+    assert torch.equal(pt.avg_pool2d(x, 3, 2, 1), F.avg_pool2d(x, 3, 2, 1))
+    assert calls == ["_max_pool_nograd", "_avg_pool_nograd"]
