@@ -4,7 +4,8 @@ autograd registered through the library, so that torch.compile, torch.export and
 travels as its recipe (see poolkit._params.build_geometry), flattened into schema types; the C++ geometry is
 built inside the kernels. Second derivatives: max, fractional max, average, Lp and unpooling (not mixed and
 stochastic pooling). poolkit::refuse carries bad arguments found while torch.compile traces into the compiled
-graph, which raises eager's error when it runs."""
+graph, which raises eager's error when it runs. Max and average pooling also have a 'nograd' overload without the
+autograd layer, with C++ kernels on host tensors where pip built them (_nograd_overload, _load_cpu_kernels)."""
 import ctypes
 import functools
 import math
@@ -82,10 +83,10 @@ _LIB = torch.library.Library("poolkit", "FRAGMENT")
 
 
 def _nograd_overload(op):
-    """op's overload 'nograd': the same schema and kernel without op's autograd layer, for the calls of a compiled
-    graph that autograd does not record; on host tensors its kernel is C++ where _cpu_kernels.so is loaded. Such a
-    call then costs about what torch's own compiled pooling costs besides its loop (bench/RESULTS.md, session 37).
-    Its fake kernel is op's (see _fake_refusing_eagerly)."""
+    """op's overload 'nograd': the same schema and kernel without op's autograd layer, for the calls that autograd
+    does not record in a compiled graph (_untracked) and plain eager calls (_cpp_plain); on host tensors its kernel
+    is C++ where _cpu_kernels.so is loaded (bench/RESULTS.md, session 37). Its fake kernel is op's (see
+    _fake_refusing_eagerly)."""
     schema = str(op._opoverload._schema)
     _LIB.define(f"{op._name}.nograd{schema[schema.index('('):]}")
     _LIB.impl(f"{op._name}.nograd", op._init_fn, "CompositeExplicitAutograd")
@@ -269,12 +270,11 @@ def _cpp_plain(x):
 
 
 def max_pool(x, recipe, return_indices):
-    if _runs_plain(x) and _cpp_plain(x):
-        y, am = _max_pool_nograd(x, *flat_recipe(recipe), bool(return_indices), False)
-    elif _runs_plain(x):
+    plain = _runs_plain(x)
+    if plain and not _cpp_plain(x):
         g = build_geometry(recipe, spatial_size(x))
         y, am = _engine.max_pool(TORCH, g, x, index_form(x, return_indices, False))
-    elif _untracked(x):
+    elif plain or _untracked(x):
         y, am = _max_pool_nograd(x, *flat_recipe(recipe), bool(return_indices), False)
     else:
         y, am = _max_pool(x, *flat_recipe(recipe), bool(return_indices), needs_grad(x))
