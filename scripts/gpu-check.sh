@@ -60,6 +60,8 @@ targets=(poolkit_cuda_tests poolkit_gpu_bench)
 { step configure 120 cmake -S . -B $build -G Ninja -DCMAKE_BUILD_TYPE=Release -DPOOLKIT_WITH_CUDA=ON \
     -DCMAKE_CUDA_COMPILER="$nvcc" -DCMAKE_CUDA_ARCHITECTURES="$arch" -DPOOLKIT_SIMD_NATIVE_ONLY=ON -DPOOLKIT_WERROR=OFF \
     "${python_args[@]}" "${cudnn_args[@]}" >/dev/null &&
+  # poolkit.torch's C++ kernels, where CMake found a PyTorch to build them against
+  { ! grep -q '_cpu_kernels' $build/build.ninja || targets+=(_cpu_kernels); } &&
   step build 600 cmake --build $build -j"$jobs" --target "${targets[@]}"; } || { cat "$logs/summary.txt"; exit 1; }
 
 # Correctness first, the checks side by side (none of them is timed): the fatbin check compiles the CUDA objects
