@@ -82,14 +82,14 @@ def _runs_plain(x):
 _LIB = torch.library.Library("poolkit", "FRAGMENT")
 
 
-def _nograd_overload(op):
+def _nograd_overload(op, fake):
     """op's overload 'nograd': the same schema and kernel without op's autograd layer, for the calls that autograd
     does not record in a compiled graph (_untracked) and plain eager calls (_cpp_plain); on host tensors its kernel
-    is C++ where _cpu_kernels.so is loaded (bench/RESULTS.md, session 37). Its fake kernel is op's (see
-    _fake_refusing_eagerly)."""
+    is C++ where _cpu_kernels.so is loaded (bench/RESULTS.md, session 37). fake: op's fake kernel, its too."""
     schema = str(op._opoverload._schema)
     _LIB.define(f"{op._name}.nograd{schema[schema.index('('):]}")
     _LIB.impl(f"{op._name}.nograd", op._init_fn, "CompositeExplicitAutograd")
+    torch.library.register_fake(f"poolkit::{op._name}.nograd", fake)
     return getattr(torch.ops.poolkit, op._name).nograd
 
 
@@ -151,8 +151,6 @@ def _fake_refusing_eagerly(op, placeholder):
                     return placeholder(*args)
                 raise UnsupportedOperatorException(op._opoverload) from e
         op.register_fake(fake)
-        if hasattr(getattr(torch.ops.poolkit, op._name), "nograd"):
-            torch.library.register_fake(f"poolkit::{op._name}.nograd", fake)
         return fake
     return register
 
@@ -212,13 +210,13 @@ def _max_pool(x: Tensor, builder: str, ints: list[int], lens: list[int], reals: 
     return y, _argmax_out(g, x, int64_indices, am, for_grad)
 
 
-_max_pool_nograd = _nograd_overload(_max_pool)
-
-
 @_fake_refusing_eagerly(_max_pool, _placeholder_max)
-def _(x, builder, ints, lens, reals, text, flag, int64_indices, for_grad=True):
+def _max_pool_fake(x, builder, ints, lens, reals, text, flag, int64_indices, for_grad=True):
     g = _geometry(x, builder, ints, lens, reals, text, flag)
     return _fake_out(g, x), _argmax_out(g, x, int64_indices, None, for_grad)
+
+
+_max_pool_nograd = _nograd_overload(_max_pool, _max_pool_fake)
 
 
 @_op("poolkit::max_pool_backward", mutates_args=())
@@ -356,12 +354,12 @@ def _avg_pool(x: Tensor, builder: str, ints: list[int], lens: list[int], reals: 
     return _engine.avg_pool(TORCH, g, x, count_include_pad, divisor_override)
 
 
-_avg_pool_nograd = _nograd_overload(_avg_pool)
-
-
 @_fake_refusing_eagerly(_avg_pool, _placeholder_pool)
-def _(x, builder, ints, lens, reals, text, flag, count_include_pad, divisor_override):
+def _avg_pool_fake(x, builder, ints, lens, reals, text, flag, count_include_pad, divisor_override):
     return _fake_out(_geometry(x, builder, ints, lens, reals, text, flag), x)
+
+
+_avg_pool_nograd = _nograd_overload(_avg_pool, _avg_pool_fake)
 
 
 @_op("poolkit::avg_pool_backward", mutates_args=())

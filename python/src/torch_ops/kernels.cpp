@@ -125,11 +125,10 @@ Pair max_pool(const at::Tensor& x, Str builder, Ints ints, Ints lens, Reals real
       at::Tensor y = output(g, x, x.scalar_type());
       // the indices as poolkit.torch._autograd.index_form gives them: int64 when asked for, else the compact
       // argmax where a backward may follow, else none (an empty tensor of the compact dtype)
-      at::ScalarType compact = torch_dtype(local_argmax_dtype(g));
-      bool keep = int64_indices || (for_grad && x.is_floating_point());
-      at::Tensor am = keep ? output(g, x, int64_indices ? at::kLong : compact)
-                           : at::empty({0}, x.options().dtype(compact));
-      TensorView av = keep ? view_of(am, int64_indices ? DType::i64 : local_argmax_dtype(g)) : TensorView{};
+      const DType local = local_argmax_dtype(g), form = int64_indices ? DType::i64 : local;
+      const bool keep = int64_indices || (for_grad && x.is_floating_point());
+      at::Tensor am = keep ? output(g, x, torch_dtype(form)) : at::empty({0}, x.options().dtype(torch_dtype(local)));
+      TensorView av = keep ? view_of(am, form) : TensorView{};
       max_pool_forward(g, view_of(x, *dt), view_of(y, *dt), av);
       return {y, am};
     } catch (const Error&) {
