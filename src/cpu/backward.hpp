@@ -112,6 +112,11 @@ bool blocked_backward(const Backward& b);
 bool scatter_fits(const Backward& b);
 bool scatter_backward(const Backward& b);
 
+// Average, 3x3 windows of stride 1 and padding 1 over channels-first planes of rows at least 16 wide, float32 /
+// float64 (backward_stencil.cpp).
+bool stencil_fits(const Backward& b);
+bool stencil_backward(const Backward& b);
+
 // Max from a one-byte window-local argmax, channels-first 2-D planes with W contiguous, any float type, for 3x3
 // windows of stride 2 (padding 0 or 1): two dx rows from each pair of output rows. Returns false when a saved
 // argmax names a cell outside its window.

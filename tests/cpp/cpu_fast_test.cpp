@@ -521,7 +521,8 @@ TEST_F(CpuFast, StreamedRowBackwardMatchesReference) {
 // kernels_rows.cpp: 3 taps with padding 1 or 0, 2 taps without; 2 taps with padding 1 take the general rows) and
 // channels-last images of whole vectors of channels (the gather's sliding runs of 3-wide windows): rows narrower
 // than a vector, of whole vectors, and over several groups of four vectors; both divisor policies; float32,
-// bfloat16, float16 and float64 (which the aligned rows leave to the general ones).
+// bfloat16, float16 and float64 (which the aligned rows leave to the general ones). The 3x3 padding-1 backward of
+// rows 16 wide or more is backward_stencil.cpp's (float32, float64). Random gradients, then gradients of -0.
 TEST_F(CpuFast, StrideOneAverageMatchesReference) {
   struct Window {
     int64_t k, pad;
@@ -555,6 +556,11 @@ TEST_F(CpuFast, StrideOneAverageMatchesReference) {
             ref::avg_pool_backward(g, opt, dy.view, dx0.view);
             ASSERT_TRUE(cpu::avg_pool_backward(g, opt, dy.view, dx1.view));
             EXPECT_TRUE(same_bits(dx0, dx1));
+            // dy of -0 alone: every dx cell a sum from +0, so +0
+            for_each_index(ys, [&](const int64_t* i) { set(dy.view, i, -0.0); });
+            ref::avg_pool_backward(g, opt, dy.view, dx0.view);
+            ASSERT_TRUE(cpu::avg_pool_backward(g, opt, dy.view, dx1.view));
+            EXPECT_TRUE(same_bits(dx0, dx1)) << "dy of -0";
           }
 }
 
