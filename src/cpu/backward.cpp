@@ -440,9 +440,9 @@ bool run_backward(bool is_max, const Geometry& g, const AvgOptions& opt, const T
     }
   }
   if (half && tiled && half_backward(is_max, g, opt, dy, am, dx)) return true;  // layouts the tiled rows do not take
+  if (stencil_fits(b)) return stencil_backward(b);
   if ((simd || (half && gathers)) && last && b.C > 1) return channels_last(b);
   if (simd && (narrow_backward(b) || blocked_backward(b))) return true;
-  if (stencil_fits(b)) return stencil_backward(b);
   if (k3s2_fits(b)) return k3s2_backward(b);
   if (scatter_fits(b)) return scatter_backward(b);
   return rows_backward(b);

@@ -1,12 +1,17 @@
-// Average backward of 3x3 windows of stride 1 and padding 1 over channels-first planes (the output as large as
-// the input: overlap-avg's case, the stride-1 pools of Inception blocks), as a nine-point stencil over the whole
-// plane. Per plane: q = dy / divisor, packed, with a row and a cell of zeros before and after it; then every dx
-// cell is the sum from +0 of q at offsets -W-1, -W, -W+1, -1, 0, 1, W-1, W, W+1 (W the plane's width), in that
-// order: its covering outputs in increasing order, the reference's. The taps of offset -1 and +1 along W read
-// the row before's last cell or the next row's first on the plane's first and last columns; masked loads give
-// zeros there instead (the reference adds nothing: adding +0 to a sum started at +0 changes no bit). The
-// vectors run over the plane's cells as one row, without the row accumulation's per-row set-up and its
-// partial vectors at each row's end (56-wide rows: 3.5 vectors).
+// Average backward of 3x3 windows of stride 1 and padding 1 (the output as large as the input: overlap-avg's
+// case, the stride-1 pools of Inception blocks) as a nine-point stencil. Every dx cell is the sum from +0 of q =
+// dy / divisor at the nine outputs around it, rows before and columns before first: its covering outputs in
+// increasing order, the reference's order. The divisions run in the same loop as the sums, ahead of them, so
+// that the divider works while the loads and additions do (a pass of divisions before the sums, as the general
+// paths make, took 40% of the time).
+//  - Channels-first planes: the vectors run over a plane's cells as one row (q packed, with a row and a cell of
+//    zeros before and after it: offsets -W-1, -W, -W+1, -1, 0, 1, W-1, W, W+1), without per-row set-up or a
+//    partial vector at each row's end; the taps of offset -1 / +1 along W, which on the first / last column
+//    would read the row before's last cell / the next row's first, are masked loads there (zeros: the
+//    reference adds nothing, and adding +0 to a sum started at +0 changes no bit).
+//  - Channels-last images of whole cache lines of channels: q a ring of three rows with a pixel of zeros at
+//    each end; per dx row and vector of channels, the pixels in turn, two taps of each row kept in registers
+//    from the pixel before, the row below's next pixel divided into the ring as its newest tap.
 #include <algorithm>
 #include <cstdint>
 #include <vector>
@@ -35,6 +40,16 @@ struct StencilJob {
   bool stream = false;            // dx past the cache by streaming stores where whole aligned vectors allow
   const void* next_dy = nullptr;  // the plane after this one, asked for while this one sums
 };
+// Channels-last: dx rows [h0, h1) of one image of `channels` (whole vectors) per pixel, packed rows; q a ring of
+// three rows of width + 2 pixels (a pixel of zeros at each end), each row's cells the divided dy of one output row.
+struct StencilRowsJob {
+  const void* dy = nullptr;  // the image's
+  const void* divisor = nullptr;  // per pixel
+  void* ring = nullptr;
+  void* dx = nullptr;  // the image's
+  int64_t height = 0, width = 0, channels = 0, h0 = 0, h1 = 0;
+  bool stream = false;
+};
 }  // namespace poolkit::cpu
 #endif
 
@@ -52,11 +67,10 @@ void stencil_plane(const StencilJob& j) {
   const T* dv = static_cast<const T*>(j.divisor);
   T* q = static_cast<T*>(j.q);
   T* dx = static_cast<T*>(j.dx);
-  // q: zeros, the plane's cells divided, zeros. The divisions run ahead of the sums that read them, in the same
-  // loop, so that the divider works while the loads and additions do (as a pass of its own before the sums it
-  // took 40% of the time): a row and 17 vectors ahead (a row and one vector ahead, the sums' unaligned loads met
-  // the divisions' stores still on their way to the cache and waited: 1.5x slower than the two passes). The
-  // last vector of each ends at the plane's end, over lanes the one before gave the same values.
+  // q: zeros, the plane's cells divided, zeros; the divisions a row and 17 vectors ahead of the sums (a row and
+  // one vector ahead, the sums' unaligned loads met the divisions' stores still on their way to the cache and
+  // waited: 1.5x slower than two passes). The last vector of each loop ends at the plane's end, over lanes the
+  // one before gave the same values.
   std::fill_n(q, lead, T(0));
   std::fill_n(q + lead + cells, lead, T(0));
   T* const p = q + lead;
@@ -96,8 +110,63 @@ void stencil_plane(const StencilJob& j) {
   if (stream) hwy::FlushStream();
 }
 
+// Channels-last rows (see the top of the file).
+template <class T>
+void stencil_rows(const StencilRowsJob& j) {
+  const hn::ScalableTag<T> d;
+  using V = hn::Vec<decltype(d)>;
+  const int64_t N = int64_t(hn::Lanes(d)), H = j.height, W = j.width, C = j.channels, row = (W + 2) * C;
+  const T* dy = static_cast<const T*>(j.dy);
+  const T* dv = static_cast<const T*>(j.divisor);
+  T* ring = static_cast<T*>(j.ring);
+  T* dx = static_cast<T*>(j.dx);
+  const bool stream = j.stream && whole_aligned_rows(dx, C, C, N, int64_t(sizeof(T)));
+  auto ring_row = [&](int64_t oh) { return ring + (oh + 3) % 3 * row + C; };  // pixel 0 of output row oh's
+  for (int64_t k = 0; k < 3; ++k) std::fill_n(ring + k * row, C, T(0)), std::fill_n(ring + k * row + row - C, C, T(0));
+  auto divided = [&](int64_t oh, int64_t w, int64_t c) {
+    const int64_t pixel = oh * W + w;
+    return hn::Div(hn::LoadU(d, dy + pixel * C + c), hn::Set(d, dv[pixel]));
+  };
+  auto fill_row = [&](int64_t oh) {  // output row oh divided into the ring (zeros outside the image)
+    T* q = ring_row(oh);
+    if (oh < 0 || oh >= H) {
+      std::fill_n(q, W * C, T(0));
+      return;
+    }
+    for (int64_t w = 0; w < W; ++w)
+      for (int64_t c = 0; c < C; c += N) hn::StoreU(divided(oh, w, c), d, q + w * C + c);
+  };
+  fill_row(j.h0 - 1), fill_row(j.h0);
+  for (int64_t h = j.h0; h < j.h1; ++h) {
+    const T *up = ring_row(h - 1), *mid = ring_row(h);
+    T* down = ring_row(h + 1);
+    const bool below = h + 1 < H;  // (else the row below is padding: zeros in registers, nothing divided)
+    for (int64_t c = 0; c < C; c += N) {
+      // taps of the pixel before: u0, u1 (up), m0, m1 (mid), v0, v1 (down), pixel -1 first
+      V u0 = hn::LoadU(d, up - C + c), u1 = hn::LoadU(d, up + c), m0 = hn::LoadU(d, mid - C + c),
+        m1 = hn::LoadU(d, mid + c), v0 = hn::Zero(d), v1 = hn::Zero(d);
+      if (below) v1 = divided(h + 1, 0, c), hn::StoreU(v1, d, down + c);
+      T* out = dx + h * W * C + c;
+      for (int64_t w = 0; w < W; ++w, out += C) {
+        const V u2 = hn::LoadU(d, up + (w + 1) * C + c), m2 = hn::LoadU(d, mid + (w + 1) * C + c);
+        V v2 = hn::Zero(d);
+        if (below && w + 1 < W) v2 = divided(h + 1, w + 1, c), hn::StoreU(v2, d, down + (w + 1) * C + c);
+        V sum = hn::Add(hn::Zero(d), u0);
+        sum = hn::Add(hn::Add(hn::Add(sum, u1), u2), m0);
+        sum = hn::Add(hn::Add(hn::Add(sum, m1), m2), v0);
+        sum = hn::Add(hn::Add(sum, v1), v2);
+        put(d, sum, out, stream);
+        u0 = u1, u1 = u2, m0 = m1, m1 = m2, v0 = v1, v1 = v2;
+      }
+    }
+  }
+  if (stream) hwy::FlushStream();
+}
+
 void StencilF32(const StencilJob& j) { stencil_plane<float>(j); }
 void StencilF64(const StencilJob& j) { stencil_plane<double>(j); }
+void StencilRowsF32(const StencilRowsJob& j) { stencil_rows<float>(j); }
+void StencilRowsF64(const StencilRowsJob& j) { stencil_rows<double>(j); }
 
 }  // namespace poolkit::cpu::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();
@@ -107,6 +176,15 @@ namespace poolkit::cpu {
 
 HWY_EXPORT(StencilF32);
 HWY_EXPORT(StencilF64);
+HWY_EXPORT(StencilRowsF32);
+HWY_EXPORT(StencilRowsF64);
+
+// Channels-last: each pixel's channels whole cache lines, rows of pixels back to back (else channels-first).
+static bool channels_last(const Backward& b) {
+  const int64_t C = b.C, W = b.tab.w.axis.in;
+  auto last = [&](const View5& v) { return v.s[1] == 1 && v.s[4] == C && v.s[3] == W * C; };
+  return C > 1 && C * b.esize % 64 == 0 && last(b.dx) && last(b.dy);
+}
 
 bool stencil_fits(const Backward& b) {
   const Axis &A = b.tab.t.axis, &B = b.tab.h.axis, &W = b.tab.w.axis;
@@ -114,17 +192,47 @@ bool stencil_fits(const Backward& b) {
     return a.kind == AxisKind::Regular && a.kernel == 3 && a.stride == 1 && a.dilation == 1 && a.pad_lo == 1 &&
            a.out == a.in;
   };
+  auto first = [&](const View5& v) { return v.s[4] == 1 && v.s[3] == W.in; };
   return !b.is_max && (b.dtype == DType::f32 || b.dtype == DType::f64) && A.in == 1 && A.out == 1 &&
-         A.kernel == 1 && box3(B) && box3(W) && W.in >= 16 && b.dx.s[4] == 1 && b.dy.s[4] == 1 &&
-         b.dx.s[3] == W.in && b.dy.s[3] == W.in;
+         A.kernel == 1 && box3(B) && box3(W) && W.in >= 16 && (channels_last(b) || (first(b.dx) && first(b.dy)));
+}
+
+// The divisor of each output cell of a plane.
+template <class T>
+static std::vector<T> divisors(const Backward& b) {
+  const int64_t H = b.tab.h.axis.in, W = b.tab.w.axis.in;
+  std::vector<T> divisor(static_cast<size_t>(H * W));
+  for (int64_t h = 0; h < H; ++h)
+    for (int64_t w = 0; w < W; ++w) divisor[size_t(h * W + w)] = T(b.divisor(0, h, w));
+  return divisor;
+}
+
+template <class T>
+static bool images(const Backward& b) {
+  const int64_t H = b.tab.h.axis.in, W = b.tab.w.axis.in;
+  const std::vector<T> divisor = divisors<T>(b);
+  const auto kernel = sizeof(T) == 4 ? HWY_DYNAMIC_DISPATCH(StencilRowsF32) : HWY_DYNAMIC_DISPATCH(StencilRowsF64);
+  // rows per task: four tasks a thread at least (a task's first two rows of q are divided by the task before too)
+  const int64_t chunks = std::min(H, (4 * num_threads() + b.N - 1) / b.N), rows = (H + chunks - 1) / chunks;
+  return parallel_for(b.N * chunks, b.work, [&](int64_t task) {
+    thread_local std::vector<T> ring;
+    ring.resize(size_t(3 * (W + 2) * b.C));
+    const int64_t n = task / chunks;
+    StencilRowsJob j;
+    j.dy = b.dy.at<T>(b.dy.offset(n, 0, 0, 0, 0)), j.dx = b.dx.at<T>(b.dx.offset(n, 0, 0, 0, 0));
+    j.divisor = divisor.data(), j.ring = ring.data();
+    j.height = H, j.width = W, j.channels = b.C, j.stream = b.stream_dx;
+    j.h0 = task % chunks * rows, j.h1 = std::min(H, j.h0 + rows);
+    if (j.h0 < j.h1) kernel(j);
+    if (ring.size() * sizeof(T) > (size_t(8) << 20)) ring = {};  // (not kept)
+    return true;
+  });
 }
 
 template <class T>
 static bool planes(const Backward& b) {
   const int64_t H = b.tab.h.axis.in, W = b.tab.w.axis.in, cells = H * W, planes = b.N * b.C;
-  std::vector<T> divisor(static_cast<size_t>(cells));
-  for (int64_t h = 0; h < H; ++h)
-    for (int64_t w = 0; w < W; ++w) divisor[size_t(h * W + w)] = T(b.divisor(0, h, w));
+  const std::vector<T> divisor = divisors<T>(b);
   const auto kernel = sizeof(T) == 4 ? HWY_DYNAMIC_DISPATCH(StencilF32) : HWY_DYNAMIC_DISPATCH(StencilF64);
   const int64_t chunk = std::max<int64_t>(1, 4096 / (2 * cells));  // small planes go several to a task
   return parallel_for((planes + chunk - 1) / chunk, b.work, [&](int64_t task) {
@@ -144,7 +252,10 @@ static bool planes(const Backward& b) {
   });
 }
 
-bool stencil_backward(const Backward& b) { return b.dtype == DType::f32 ? planes<float>(b) : planes<double>(b); }
+bool stencil_backward(const Backward& b) {
+  if (channels_last(b)) return b.dtype == DType::f32 ? images<float>(b) : images<double>(b);
+  return b.dtype == DType::f32 ? planes<float>(b) : planes<double>(b);
+}
 
 }  // namespace poolkit::cpu
 #endif
