@@ -112,8 +112,9 @@ bool blocked_backward(const Backward& b);
 bool scatter_fits(const Backward& b);
 bool scatter_backward(const Backward& b);
 
-// Average, 3x3 windows of stride 1 and padding 1, rows at least 16 wide, float32 / float64: channels-first planes
-// of packed rows, or channels-last images of whole cache lines of channels (backward_stencil.cpp).
+// Average, 3x3 windows of stride 1 and padding 1, rows over 16 wide (narrower ones: narrow_backward), float32 /
+// float64: channels-first planes of packed rows, or channels-last images of whole cache lines of channels
+// (backward_stencil.cpp).
 bool stencil_fits(const Backward& b);
 bool stencil_backward(const Backward& b);
 

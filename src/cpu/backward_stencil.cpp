@@ -36,7 +36,7 @@ struct StencilJob {
   const void* divisor = nullptr;
   void* q = nullptr;
   void* dx = nullptr;
-  int64_t height = 0, width = 0;  // width at least the widest vector's lanes (16)
+  int64_t height = 0, width = 0;  // width over the widest vector's lanes (16)
   bool stream = false;            // dx past the cache by streaming stores where whole aligned vectors allow
   const void* next_dy = nullptr;  // the plane after this one, asked for while this one sums
 };
@@ -194,7 +194,7 @@ bool stencil_fits(const Backward& b) {
   };
   auto first = [&](const View5& v) { return v.s[4] == 1 && v.s[3] == W.in; };
   return !b.is_max && (b.dtype == DType::f32 || b.dtype == DType::f64) && A.in == 1 && A.out == 1 &&
-         A.kernel == 1 && box3(B) && box3(W) && W.in >= 16 && (channels_last(b) || (first(b.dx) && first(b.dy)));
+         A.kernel == 1 && box3(B) && box3(W) && W.in > 16 && (channels_last(b) || (first(b.dx) && first(b.dy)));
 }
 
 // The divisor of each output cell of a plane.

@@ -522,7 +522,7 @@ TEST_F(CpuFast, StreamedRowBackwardMatchesReference) {
 // channels-last images of whole vectors of channels (the gather's sliding runs of 3-wide windows): rows narrower
 // than a vector, of whole vectors, and over several groups of four vectors; both divisor policies; float32,
 // bfloat16, float16 and float64 (which the aligned rows leave to the general ones). The 3x3 padding-1 backward of
-// rows 16 wide or more is backward_stencil.cpp's (float32, float64). Random gradients, then gradients of -0.
+// rows over 16 wide is backward_stencil.cpp's (float32, float64). Random gradients, then gradients of -0.
 TEST_F(CpuFast, StrideOneAverageMatchesReference) {
   struct Window {
     int64_t k, pad;
