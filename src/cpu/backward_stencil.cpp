@@ -7,7 +7,7 @@
 //  - Channels-first planes: the vectors run over a plane's cells as one row (q packed, with a row and a cell of
 //    zeros before and after it: offsets -W-1, -W, -W+1, -1, 0, 1, W-1, W, W+1), without per-row set-up or a
 //    partial vector at each row's end; the taps of offset -1 / +1 along W, which on the first / last column
-//    would read the row before's last cell / the next row's first, are masked loads there (zeros: the
+//    would read the row before's last cell / the next row's first, are masked to zeros there (the
 //    reference adds nothing, and adding +0 to a sum started at +0 changes no bit).
 //  - Channels-last images of whole cache lines of channels: q a ring of three rows with a pixel of zeros at
 //    each end; per dx row and vector of channels, the pixels in turn, two taps of each row kept in registers
@@ -94,15 +94,17 @@ void stencil_plane(const StencilJob& j) {
     const auto inner_lo = hn::RebindMask(d, hn::Not(hn::Eq(col, zero)));  // lanes past column 0
     const auto inner_hi = hn::RebindMask(d, hn::Not(hn::Eq(col, last)));  // lanes before column W - 1
     const T* s = p + a;
-    auto sum = hn::Add(hn::Zero(d), hn::MaskedLoad(inner_lo, d, s - W - 1));
+    // (not MaskedLoad: on SSE4 it is an aligned load; with AVX-512 the compiler makes these masked loads)
+    auto masked = [&](auto m, const T* at) { return hn::IfThenElseZero(m, hn::LoadU(d, at)); };
+    auto sum = hn::Add(hn::Zero(d), masked(inner_lo, s - W - 1));
     sum = hn::Add(sum, hn::LoadU(d, s - W));
-    sum = hn::Add(sum, hn::MaskedLoad(inner_hi, d, s - W + 1));
-    sum = hn::Add(sum, hn::MaskedLoad(inner_lo, d, s - 1));
+    sum = hn::Add(sum, masked(inner_hi, s - W + 1));
+    sum = hn::Add(sum, masked(inner_lo, s - 1));
     sum = hn::Add(sum, hn::LoadU(d, s));
-    sum = hn::Add(sum, hn::MaskedLoad(inner_hi, d, s + 1));
-    sum = hn::Add(sum, hn::MaskedLoad(inner_lo, d, s + W - 1));
+    sum = hn::Add(sum, masked(inner_hi, s + 1));
+    sum = hn::Add(sum, masked(inner_lo, s + W - 1));
     sum = hn::Add(sum, hn::LoadU(d, s + W));
-    sum = hn::Add(sum, hn::MaskedLoad(inner_hi, d, s + W + 1));
+    sum = hn::Add(sum, masked(inner_hi, s + W + 1));
     put(d, sum, dx + a, stream);
     if (next) prefetch(next + a * int64_t(sizeof(T)));
     col = columns(hn::Add(col, hn::Set(di, TI(N))));
