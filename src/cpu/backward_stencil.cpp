@@ -181,8 +181,9 @@ HWY_EXPORT(StencilF64);
 HWY_EXPORT(StencilRowsF32);
 HWY_EXPORT(StencilRowsF64);
 
-// Channels-last: each pixel's channels whole cache lines, rows of pixels back to back (else channels-first).
-static bool channels_last(const Backward& b) {
+// Whether dy and dx are channels-last images whose pixels are whole cache lines of channels, rows of pixels back to
+// back (the channels-last stencil; else channels-first planes).
+static bool whole_line_pixels(const Backward& b) {
   const int64_t C = b.C, W = b.tab.w.axis.in;
   auto last = [&](const View5& v) { return v.s[1] == 1 && v.s[4] == C && v.s[3] == W * C; };
   return C > 1 && C * b.esize % 64 == 0 && last(b.dx) && last(b.dy);
@@ -196,7 +197,7 @@ bool stencil_fits(const Backward& b) {
   };
   auto first = [&](const View5& v) { return v.s[4] == 1 && v.s[3] == W.in; };
   return !b.is_max && (b.dtype == DType::f32 || b.dtype == DType::f64) && A.in == 1 && A.out == 1 &&
-         A.kernel == 1 && box3(B) && box3(W) && W.in > 16 && (channels_last(b) || (first(b.dx) && first(b.dy)));
+         A.kernel == 1 && box3(B) && box3(W) && W.in > 16 && (whole_line_pixels(b) || (first(b.dx) && first(b.dy)));
 }
 
 // The divisor of each output cell of a plane.
@@ -255,7 +256,7 @@ static bool planes(const Backward& b) {
 }
 
 bool stencil_backward(const Backward& b) {
-  if (channels_last(b)) return b.dtype == DType::f32 ? images<float>(b) : images<double>(b);
+  if (whole_line_pixels(b)) return b.dtype == DType::f32 ? images<float>(b) : images<double>(b);
   return b.dtype == DType::f32 ? planes<float>(b) : planes<double>(b);
 }
 
