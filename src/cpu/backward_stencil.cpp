@@ -153,6 +153,11 @@ void stencil_rows(const StencilRowsJob& j) {
         const V u2 = hn::LoadU(d, up + (w + 1) * C + c), m2 = hn::LoadU(d, mid + (w + 1) * C + c);
         V v2 = hn::Zero(d);
         if (below && w + 1 < W) v2 = divided(h + 1, w + 1, c), hn::StoreU(v2, d, down + (w + 1) * C + c);
+        // the next row's row below asked for, all its channels, on the first vector's pass: the passes step
+        // through dy a pixel (whole lines) apart, which the prefetchers did not follow (Zen 4: 1.15x)
+        if (c == 0 && h + 2 < H)
+          for (int64_t b = 0; b < C * int64_t(sizeof(T)); b += 64)
+            prefetch(reinterpret_cast<const char*>(dy + ((h + 2) * W + w) * C) + b);
         V sum = hn::Add(hn::Zero(d), u0);
         sum = hn::Add(hn::Add(hn::Add(sum, u1), u2), m0);
         sum = hn::Add(hn::Add(hn::Add(sum, m1), m2), v0);
