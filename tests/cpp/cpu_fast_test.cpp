@@ -397,7 +397,8 @@ int64_t differ_but_nan_payloads(const Buf& a, const Buf& b, DType dt) {
 // NaN) as input, next to every other in the windows, in both channels-first loads (pairs and units) and
 // channels-last, gives the reference's bits (a signalling NaN comes out quiet, as dtype.hpp's rounding leaves it;
 // for average, a window with several NaN gives a NaN, its payload open). 3x3 windows of stride 2: the integer keys
-// of channels-first planes; 64 channels: those of channels-last pixels, 32 channels a vector.
+// of channels-first planes; 64 channels: those of channels-last pixels, 32 channels a vector, their outputs stored
+// through the cache and, every output counting as past it, streamed.
 TEST_F(CpuFast, HalfForwardOnEvery16BitPattern) {
   const int64_t windows[][2] = {{1, 1}, {2, 2}, {3, 1}, {3, 2}};  // (kernel, stride)
   for (DType dt : {DType::bf16, DType::f16})
@@ -415,9 +416,14 @@ TEST_F(CpuFast, HalfForwardOnEvery16BitPattern) {
           Buf y0 = make(dt, ys, lay, false), y1 = make(dt, ys, lay, false);
           Buf a0 = make(DType::u8, ys, lay, false), a1 = make(DType::u8, ys, lay, false);
           ref::max_pool_forward(g, x.view, y0.view, a0.view);
-          ASSERT_TRUE(cpu::max_pool_forward(g, x.view, y1.view, a1.view));
-          EXPECT_TRUE(same_bits(y0, y1));
-          EXPECT_TRUE(same_bits(a0, a1));
+          const int64_t saved = cpu::stream_threshold_bytes.load();
+          for (int64_t threshold : {saved, int64_t(0)}) {
+            cpu::stream_threshold_bytes = threshold;
+            ASSERT_TRUE(cpu::max_pool_forward(g, x.view, y1.view, a1.view));
+            cpu::stream_threshold_bytes = saved;
+            EXPECT_TRUE(same_bits(y0, y1)) << "threshold " << threshold;
+            EXPECT_TRUE(same_bits(a0, a1)) << "threshold " << threshold;
+          }
           Buf z0 = make(dt, ys, lay, false), z1 = make(dt, ys, lay, false);
           ref::avg_pool_forward(g, AvgOptions{}, x.view, z0.view);
           ASSERT_TRUE(cpu::avg_pool_forward(g, AvgOptions{}, x.view, z1.view));
