@@ -149,7 +149,9 @@ def test_compiled_calls_without_grad_equal_torch_and_eager():
             if tf is None:
                 continue
             a, b = y1[f"{r}d-{name}-{layout}"], tf(x)
-            if name == "adaptive_avg":  # an ulp off PyTorch's at times (tests/python/known_differences.py)
+            # an ulp off PyTorch's at times (tests/python/known_differences.py): adaptive average in some cases;
+            # PyTorch 2's Lp in cases that depend on the machine (one of these on a Zen 4, none on an Intel Xeon)
+            if name in ("adaptive_avg", "lp"):
                 torch.testing.assert_close(a, b, rtol=2e-7, atol=0)
             else:
                 assert torch.equal(a, b), (r, name, layout)
