@@ -1,7 +1,8 @@
 // Max backward of 3x3 windows of stride 2 (the ResNet stem's pooling) in channels-first planes, from a one-byte
 // window-local argmax: per plane, the kernel of kernels_k3s2.cpp copies the output rows into padded rows
 // (checking the codes on the way), makes two dx rows from each pair of output rows by compares and selects in a
-// plane that stays in the cache, and copies that to dx.
+// plane that stays in the cache, and copies that to dx (or, where dx is streamed past the cache on AVX-512, stores
+// the rows straight to dx).
 #include <algorithm>
 #include <array>
 #include <vector>

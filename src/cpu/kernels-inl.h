@@ -284,19 +284,23 @@ HWY_INLINE hn::Vec<hn::RebindToUnsigned<D>> bits16_in_32(D d, hn::Vec<D> v) {
   }
 }
 
-// a[0], b[0], a[1], b[1], ... from p on (16-bit: each pair one 32-bit lane, little-endian)
+// a[0], b[0], a[1], b[1], ... as the 16-bit patterns of S, each pair one 32-bit lane (little-endian)
+template <class S, class D>
+HWY_INLINE hn::Vec<hn::RebindToUnsigned<D>> interleaved16(D d, hn::Vec<D> a, hn::Vec<D> b) {
+#if POOLKIT_BF16_INSN
+  if constexpr (kBF16<S>) {
+    hn::Vec<hn::RebindToUnsigned<D>> pairs;
+    if (bf16_pairs_by_insn(d, a, b, pairs)) return pairs;
+  }
+#endif
+  return hn::Or(bits16_in_32<S>(d, a), hn::ShiftLeft<16>(bits16_in_32<S>(d, b)));
+}
+
+// a[0], b[0], a[1], b[1], ... from p on
 template <class D, class S>
 HWY_INLINE void store_interleaved(D d, hn::Vec<D> a, hn::Vec<D> b, S* p) {
   if constexpr (kHalf<S>) {
-    const hn::RebindToUnsigned<D> du;
-#if POOLKIT_BF16_INSN
-    if constexpr (kBF16<S>) {
-      hn::Vec<decltype(du)> pairs;
-      if (bf16_pairs_by_insn(d, a, b, pairs)) return hn::StoreU(pairs, du, reinterpret_cast<uint32_t*>(p));
-    }
-#endif
-    const auto pairs = hn::Or(bits16_in_32<S>(d, a), hn::ShiftLeft<16>(bits16_in_32<S>(d, b)));
-    hn::StoreU(pairs, du, reinterpret_cast<uint32_t*>(p));
+    hn::StoreU(interleaved16<S>(d, a, b), hn::RebindToUnsigned<D>(), reinterpret_cast<uint32_t*>(p));
   } else {
     hn::StoreInterleaved2(a, b, d, p);
   }

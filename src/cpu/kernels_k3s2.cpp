@@ -130,14 +130,20 @@ bool pad_rows(const K3S2Job& j) {
 }
 
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
-// Whether rows of float32 go straight to dx (see k3s2_plane): 16 cells a vector.
-template <class S> constexpr bool kDirect = std::is_same_v<S, float>;
+// Whether rows go straight to dx (see k3s2_plane): float32 and 16-bit types, 16 outputs a vector.
+template <class S> constexpr bool kDirect = std::is_same_v<S, float> || kHalf<S>;
 // a[0], b[0], a[1], b[1], ... to p by streaming stores (p aligned to the vector): the first 16 cells, and with
 // `both` the next 16, each vector one two-table permute.
 HWY_INLINE void stream_pairs(__m512 a, __m512 b, float* p, bool both) {
   const __m512i lo = _mm512_set_epi32(23, 7, 22, 6, 21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
   _mm512_stream_ps(p, _mm512_permutex2var_ps(a, lo, b));
   if (both) _mm512_stream_ps(p + 16, _mm512_permutex2var_ps(a, _mm512_add_epi32(lo, _mm512_set1_epi32(8)), b));
+}
+// 32 16-bit cells to p by streaming stores of 32 bytes (p aligned to them: a row of 16-bit cells may start
+// mid-line; one 64-byte store where p allows ran no faster): the first 16, and with `both` the next 16.
+HWY_INLINE void stream_cells16(__m512i v, void* p, bool both) {
+  _mm256_stream_si256(static_cast<__m256i*>(p), _mm512_castsi512_si256(v));
+  if (both) _mm256_stream_si256(static_cast<__m256i*>(p) + 1, _mm512_extracti64x4_epi64(v, 1));
 }
 #else
 template <class S> constexpr bool kDirect = false;
@@ -185,7 +191,8 @@ bool k3s2_plane(const K3S2Job& j) {
   const bool whole = j.dx_row == W;
   const int64_t L = int64_t(hn::Lanes(hn::ScalableTag<cell_t<S>>()));
   const bool stream = whole && j.stream && whole_aligned_rows(dx, H * W, H * W, L, int64_t(sizeof(S)));
-  // float32 rows of whole vectors go straight to dx by streaming stores, without the plane and its copy (AVX3)
+  // rows of whole vectors of outputs (16-bit: half a vector of cells) go straight to dx by streaming stores,
+  // without the plane and its copy (AVX3)
   const bool direct = kDirect<S> && stream && whole_aligned_rows(dx, W, W, N, int64_t(sizeof(S)));
   [[maybe_unused]] const S* const dx_end = dx + H * W;
   int64_t copied = 0;
@@ -224,7 +231,11 @@ bool k3s2_plane(const K3S2Job& j) {
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
         if constexpr (kDirect<S>) {
           if (direct) {
-            if (2 * m < W && row < dx_end) stream_pairs(first.raw, second.raw, row + 2 * m, 2 * m + 2 * N <= W);
+            if (2 * m < W && row < dx_end) {
+              const bool both = 2 * m + 2 * N <= W;
+              if constexpr (kHalf<S>) stream_cells16(interleaved16<S>(d, first, second).raw, row + 2 * m, both);
+              else stream_pairs(first.raw, second.raw, row + 2 * m, both);
+            }
             return;
           }
         }
