@@ -634,6 +634,10 @@ bool local_codes(const LocalCodeJob& job) {
 #endif
   auto loop = [&](auto clipped) {
     for (; k + N <= j.count; k += N) {
+      // the values 4 KiB ahead asked for, as above: the planes' runs are short (25 KiB in resnet-stem) and the
+      // threads take them in turns, so the hardware's prefetchers restart often (AVX2, Zen 3: the backward from
+      // int64 1.2-1.4x faster)
+      for (int64_t b = 0; b < N; b += 8) prefetch(j.flat + k + 512 + b);
       const auto code = codes(k, N, clipped);
       if (j.form == IndexForm::I32) hn::StoreU(code, d32, static_cast<int32_t*>(j.out) + k);
       else if (j.form == IndexForm::I16) hn::StoreU(hn::DemoteTo(d16, code), d16, static_cast<int16_t*>(j.out) + k);
