@@ -16,10 +16,11 @@
 
 #include "src/cpu/kernels-inl.h"  // lanes_inside
 
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+// (the target's region only where it holds code: clang rejects an empty one, -Wpragma-clang-attribute)
 HWY_BEFORE_NAMESPACE();
 namespace poolkit::cpu::HWY_NAMESPACE {
 
-#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
 // The windows o0 + i (i < N, N = 64 / sizeof(L) lanes of L) of a row `width` cells wide whose first window starts
 // at cell q = 2 o0 - pad: two masked loads from q give the 2N cells of taps 0 and 1 (cells 2i and 2i + 1, one
 // permute each), two from q + 2 those of tap 2; cells outside the row read as `fill`. uint8_t lanes need VBMI.
@@ -70,9 +71,9 @@ template <class Mask>
 Mask first_lanes(int64_t n) {
   return Mask(n >= 64 ? ~uint64_t(0) : (uint64_t(1) << n) - 1);
 }
-#endif
 
 }  // namespace poolkit::cpu::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();
+#endif
 
 #endif  // per-target guard
