@@ -123,6 +123,9 @@ def median_seconds(fn, reps):
     return alternating_medians([fn], reps)[0]
 
 
+WARM_REPS = 2
+
+
 def alternating_medians(fns, reps):
     """Median seconds of each fn, the fns timed in turn rep after rep (so that the machine's memory pace, which
     moves within seconds here, weighs on every library alike), each timed call right after an untimed one of the
@@ -130,17 +133,20 @@ def alternating_medians(fns, reps):
     5 s have gone by per fn. Each rep starts one fn further on, so that no fn always follows the same other: what
     ran just before a pair still weighs on it (poolkit's gap NCHW forward, 102 MB, took 2.6 ms after its own calls
     and 3.9-4.7 ms after a 15 ms single-thread spin or a sweep of 256 MB, Intel Xeon VM; in a fixed order it always
-    followed ONNX Runtime)."""
+    followed ONNX Runtime). The first WARM_REPS reps are not kept: a row's set-up and the check of the row before
+    leave a large input out of the last-level cache for more than one call (gap NHWC's preallocated row, 102 MB,
+    2-core Intel Xeon VM with 260 MB of L3: its reps took 4.2, 3.4, then 2.1-2.5 ms, for every library alike)."""
     times = [[] for _ in fns]
     start = time.perf_counter()
-    for rep in range(reps):
+    for rep in range(-WARM_REPS, reps):
         for i in range(len(fns)):
             k = (rep + i) % len(fns)
             fns[k]()
             t0 = time.perf_counter()
             fns[k]()
-            times[k].append(time.perf_counter() - t0)
-        if time.perf_counter() - start > 5 * len(fns):
+            if rep >= 0:
+                times[k].append(time.perf_counter() - t0)
+        if rep >= 0 and time.perf_counter() - start > 5 * len(fns):
             break
     return [statistics.median(ts) for ts in times]
 
@@ -542,7 +548,8 @@ def main():
              f"Machine: {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs. Plain copy "
              f"{copy / 1e9:.1f} GB/s (bytes read + written). Command: `{command_line()}`. One process, the same "
              "thread count for every library (ONNX Runtime: intra_op_num_threads, one inter-op thread), the "
-             "libraries of a row timed in turn, rep after rep (medians), each rep starting one library further on "
+             f"libraries of a row timed in turn, rep after rep (medians, after {WARM_REPS} reps not kept), each rep "
+             "starting one library further on "
              "(so that none always follows the same other), each timed call right after an untimed one "
              "of the same library, except oneDNN: its own program `bench/onednn/onednn_pool_bench.cpp`, run from "
              "this one per case, layout and algorithm with the same OpenMP thread count and reps, its calls back to "
