@@ -17,8 +17,19 @@ bool detect_bf16_insn() {
 #endif
 }
 
+bool detect_amd() {
+#if defined(__x86_64__) || defined(__i386__)
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  if (!__get_cpuid(0, &a, &b, &c, &d)) return false;
+  return b == 0x68747541 && d == 0x69746e65 && c == 0x444d4163;  // "Auth" "enti" "cAMD"
+#else
+  return false;
+#endif
+}
+
 }  // namespace
 
 bool cpu_bf16_insn = detect_bf16_insn();
+bool cpu_half_rows_direct = detect_amd();
 
 }  // namespace poolkit::cpu

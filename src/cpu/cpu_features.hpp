@@ -7,4 +7,10 @@ namespace poolkit::cpu {
 // Tests turn it off to reach the integer rounding on the same machine.
 extern bool cpu_bf16_insn;
 
+// Whether the 16-bit rows of the channels-first 3x3 stride-2 max backward go straight to dx by streaming stores of
+// half lines (kernels_k3s2.cpp) rather than through a plane in the cache and a copy by whole lines: on AMD's CPUs
+// (Zen 4: 1.45-1.59x faster at 1 thread, 1.05-1.10x at 2), not on Intel's (Xeon model 207: through the plane
+// 1.17-1.23x faster at 1 and 2 threads). Tests set it both ways.
+extern bool cpu_half_rows_direct;
+
 }  // namespace poolkit::cpu

@@ -2,6 +2,7 @@
 // of output columns m makes dx columns 2m and 2m + 1 of two dx rows at once, every cell the sum from +0 of its
 // (at most four) terms in increasing output order, as the reference sums them.
 #include "kernels.hpp"
+#include "cpu_features.hpp"
 
 #include <algorithm>
 #include <type_traits>
@@ -191,9 +192,10 @@ bool k3s2_plane(const K3S2Job& j) {
   const bool whole = j.dx_row == W;
   const int64_t L = int64_t(hn::Lanes(hn::ScalableTag<cell_t<S>>()));
   const bool stream = whole && j.stream && whole_aligned_rows(dx, H * W, H * W, L, int64_t(sizeof(S)));
-  // rows of whole vectors of outputs (16-bit: half a vector of cells) go straight to dx by streaming stores,
-  // without the plane and its copy (AVX3)
-  const bool direct = kDirect<S> && stream && whole_aligned_rows(dx, W, W, N, int64_t(sizeof(S)));
+  // rows of whole vectors of outputs (16-bit: half a vector of cells, where cpu_half_rows_direct) go straight to
+  // dx by streaming stores, without the plane and its copy (AVX3)
+  const bool direct = kDirect<S> && (!kHalf<S> || cpu_half_rows_direct) && stream &&
+                      whole_aligned_rows(dx, W, W, N, int64_t(sizeof(S)));
   [[maybe_unused]] const S* const dx_end = dx + H * W;
   int64_t copied = 0;
   for (int64_t n = 0, h = 0; h < H; ++n, h += 2) {
