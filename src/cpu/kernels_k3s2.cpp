@@ -131,7 +131,8 @@ bool pad_rows(const K3S2Job& j) {
 }
 
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
-// Whether rows go straight to dx (see k3s2_plane): float32 and 16-bit types, 16 outputs a vector.
+// Whether rows may go straight to dx (see k3s2_plane): float32, and 16-bit types where cpu_half_rows_direct;
+// 16 outputs a vector.
 template <class S> constexpr bool kDirect = std::is_same_v<S, float> || kHalf<S>;
 // a[0], b[0], a[1], b[1], ... to p by streaming stores (p aligned to the vector): the first 16 cells, and with
 // `both` the next 16, each vector one two-table permute.

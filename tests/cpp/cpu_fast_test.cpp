@@ -631,16 +631,17 @@ TEST_F(CpuFast, Kernel3Stride2BackwardMatchesReference) {
   const bool direct = cpu::cpu_half_rows_direct;
   // planes of whole lines; rows of whole lines, or (16-bit, 48 wide) every other row from the middle of a line;
   // 16-bit rows straight to dx and through the plane
-  for (bool half_direct : {true, false})
+  for (bool half_direct : {true, false}) {
+    cpu::cpu_half_rows_direct = half_direct;
     for (int64_t W : {64, 48})
       for (DType dt : dts) {
-        cpu::cpu_half_rows_direct = half_direct;
         Geometry g = torch_geometry({56, W}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, false);
         SCOPED_TRACE(std::string("streamed ") + dtype_name(dt) + " W " + std::to_string(W) + " half rows direct " +
                      std::to_string(half_direct));
         expect_max_and_avg_match(g, dt, Shape{2, 5, 56, W}, Shape{2, 5, 28, W / 2}, Layout::ChannelsFirst, false,
                                  {DType::u8}, rng);
       }
+  }
   cpu::stream_threshold_bytes = saved, cpu::cpu_half_rows_direct = direct;
   for (DType dt : dts) {  // dx a column slice of a wider tensor: rows not back to back
     Geometry g = torch_geometry({9, 37}, {3, 3}, {2, 2}, {1, 0}, {1, 1}, false);
