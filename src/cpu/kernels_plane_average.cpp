@@ -1,11 +1,12 @@
 // The global average of packed channels-first planes (plane_average.hpp). A tile (k planes, several cells of
 // each) is loaded as rows and transposed in registers: column i then holds cell c + i of the k planes, added to
-// the planes' sums in cell order. No copy of the planes through a block in memory. Two groups of k planes go
-// side by side, so that two chains of additions overlap (from memory, four groups ran 1.1x slower and one
-// 1.05x, Zen 4). Planes back to back are one range read front to back at the coarse level: each group asks for
-// the bytes kPlaneAhead further on into the outer caches, which the hardware's prefetchers did not do for this
-// order of access (gap from memory: 1.5-2.3x faster). Also the global average of channels-last images
-// (last_average).
+// the planes' sums in cell order. No copy of the planes through a block in memory. Tiles of 128 bits go two
+// groups of k planes side by side, so that two chains of additions overlap (from memory, four groups ran 1.1x
+// slower and one 1.05x, Zen 4); float32's tiles of eight planes go one group at a time (two groups ran 1.5-2x
+// slower from memory on Zen 3: twice the lines missed at once). Planes back to back are one range read front to
+// back at the coarse level: each group asks for the bytes kPlaneAhead further on into the outer caches, which the
+// hardware's prefetchers did not do for this order of access (gap from memory: 1.5-2.3x faster). Also the global
+// average of channels-last images (last_average).
 #include "plane_average.hpp"
 
 #include <algorithm>
@@ -32,11 +33,11 @@ constexpr int64_t kPlaneAhead = 8192;
 #if HWY_TARGET != HWY_SCALAR
 // The planes by groups of k = d's lanes, G groups side by side; tile(row, c, col) reads cells [c, c + kWidth) of
 // the group whose planes start at row[0..k) and leaves cell c + i of the k planes in col[i].
-template <class D, int64_t kWidth, class Tile>
+template <class D, int64_t kWidth, int64_t G, class Tile>
 HWY_INLINE void plane_groups(D d, const PlaneAverageJob& j, const Tile& tile) {
   using T = hn::TFromD<D>;
   using V = hn::Vec<D>;
-  constexpr int64_t k = int64_t(hn::MaxLanes(d)), G = 2;
+  constexpr int64_t k = int64_t(hn::MaxLanes(d));
   const T* x = static_cast<const T*>(j.x);
   T* y = static_cast<T*>(j.y);
   const V div = hn::Set(d, T(j.divisor));
@@ -105,7 +106,7 @@ void plane_average(const PlaneAverageJob& j) {
       const auto a64 = hn::BitCast(d64, a), b64 = hn::BitCast(d64, b);
       return hn::BitCast(d, upper ? hn::InterleaveUpper(d64, a64, b64) : hn::InterleaveLower(d64, a64, b64));
     };
-    return plane_groups<decltype(d), 4>(d, j, [&](const float* const* row, int64_t c, V* col) HWY_ATTR {
+    return plane_groups<decltype(d), 4, 1>(d, j, [&](const float* const* row, int64_t c, V* col) HWY_ATTR {
       V r[4];
 #pragma GCC unroll 4
       for (int64_t i = 0; i < 4; ++i) r[i] = hn::Combine(d, hn::LoadU(h, row[i + 4] + c), hn::LoadU(h, row[i] + c));
@@ -119,7 +120,7 @@ void plane_average(const PlaneAverageJob& j) {
   // k x k tiles of 128-bit vectors, transposed whole
   const hn::Full128<T> d;
   constexpr int64_t k = int64_t(hn::MaxLanes(d));
-  plane_groups<decltype(d), k>(d, j, [&](const T* const* row, int64_t c, hn::Vec<decltype(d)>* col) HWY_ATTR {
+  plane_groups<decltype(d), k, 2>(d, j, [&](const T* const* row, int64_t c, hn::Vec<decltype(d)>* col) HWY_ATTR {
 #pragma GCC unroll 16
     for (int64_t i = 0; i < k; ++i) col[i] = hn::LoadU(d, row[i] + c);
     transpose_tile(d, col);
