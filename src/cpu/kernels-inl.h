@@ -104,11 +104,13 @@ HWY_INLINE hn::Mask<D> stays(D d, hn::Vec<D> v, hn::Vec<D> best) {
 #endif
 }
 
-#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
 // 16-bit floats (bfloat16, float16) compared as 16-bit integer keys without widening: the magnitude, negated where
 // the sign is set but the value is no NaN (as a 16-bit integer, at most -infinity's bits), so that -0 and +0 tie
 // and a NaN, whatever its sign, keeps its magnitude, above infinity's.
 template <class S> constexpr uint16_t kHalfInf = std::is_same_v<S, bfloat16> ? 0x7F80 : 0x7C00;
+#endif
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
 template <class S>
 HWY_INLINE __m512i half_key(__m512i v) {
   const __m512i mag = _mm512_and_si512(v, _mm512_set1_epi16(0x7FFF));
@@ -128,6 +130,25 @@ HWY_INLINE __m512i half_quiet(__m512i bits, __m512i key) {
   const short quiet = std::is_same_v<S, bfloat16> ? 0x0040 : 0x0200;
   const __mmask32 nan = _mm512_cmpgt_epi16_mask(key, _mm512_set1_epi16(short(kHalfInf<S>)));
   return _mm512_mask_mov_epi16(bits, nan, _mm512_or_si512(bits, _mm512_set1_epi16(quiet)));
+}
+#endif
+#if HWY_ARCH_X86 && HWY_TARGET == HWY_AVX2
+// The same keys and rules in 16-bit lanes of AVX2 vectors (masks as vectors of all-ones lanes).
+template <class S>
+HWY_INLINE __m256i half_key(__m256i v) {
+  const __m256i mag = _mm256_and_si256(v, _mm256_set1_epi16(0x7FFF));
+  const __m256i negative = _mm256_cmpgt_epi16(_mm256_set1_epi16(short(0x8000 | (kHalfInf<S> + 1))), v);
+  return _mm256_sign_epi16(mag, _mm256_or_si256(negative, _mm256_set1_epi16(1)));  // (-1 or +1 a lane)
+}
+template <class S>
+HWY_INLINE __m256i half_key_replaces(__m256i k, __m256i best) {
+  return _mm256_cmpgt_epi16(k, _mm256_min_epi16(best, _mm256_set1_epi16(short(kHalfInf<S>))));
+}
+template <class S>
+HWY_INLINE __m256i half_quiet(__m256i bits, __m256i key) {
+  const short quiet = std::is_same_v<S, bfloat16> ? 0x0040 : 0x0200;
+  const __m256i nan = _mm256_cmpgt_epi16(key, _mm256_set1_epi16(short(kHalfInf<S>)));
+  return _mm256_or_si256(bits, _mm256_and_si256(nan, _mm256_set1_epi16(quiet)));
 }
 #endif
 template <class S> constexpr bool kBF16 = std::is_same_v<S, bfloat16>;

@@ -128,6 +128,106 @@ class HalfPlane {
 
   const K3S2ForwardJob& j_;
 };
+#elif HWY_ARCH_X86 && HWY_TARGET == HWY_AVX2
+// The same on AVX2, 16 windows a vector: a row's taps by packing the low and high halves of the 32-bit pairs of
+// unaligned loads (tap 2's from a load two cells on and one 17 on, so that nothing past its last cell is read;
+// at the left padding, tap 0's from the pairs one lane up). Windows a vector would read past the row for (a last
+// window the edge cuts) go one at a time (k3s2_output). Lanes stay in the packs' order (windows 0-3, 8-11 | 4-7,
+// 12-15) until the stores.
+template <class S>
+class HalfPlane {
+  struct Max {
+    __m256i key, bits, code;
+  };
+
+ public:
+  explicit HalfPlane(const K3S2ForwardJob& j) : j_(j) {}
+
+  void run() const {
+    const int64_t OW = j_.out_w, OH = j_.out_h, W = j_.width, pw = j_.pad_w;
+    // vectors of windows [m, m + 16) for m in [0, hi]: cells [max(2m - pw, 0), 2m - pw + 33) inside the row
+    const int64_t hi = W - 33 + pw < 0 ? -1 : std::min(OW - 16, (W - 33 + pw) / 2);
+    if (hi >= 0) run_vectors(hi);
+    // the others after the vectors, which bring the plane into the cache (one column of windows before them met
+    // every row's first line in memory: half of the kernel's time)
+    for (int64_t oh = 0; oh < OH; ++oh)
+      for (int64_t ow = hi >= 0 ? hi + 16 : 0; ow < OW; ++ow) k3s2_output<S>(j_, oh, ow);
+  }
+
+ private:
+  void run_vectors(int64_t hi) const {
+    const int64_t OH = j_.out_h, H = j_.height, pw = j_.pad_w;
+    const __m256i k3 = _mm256_set1_epi16(3), k6 = _mm256_set1_epi16(6);
+    const uint16_t* x = static_cast<const uint16_t*>(j_.x);
+    for (int64_t m = 0;; m = std::min(m + 16, hi)) {  // (the last vector may overlap the one before)
+      const int64_t s = 2 * m - pw;
+      Max kept{};
+      int64_t kept_row = std::numeric_limits<int64_t>::min();
+      for (int64_t oh = 0; oh < OH; ++oh) {
+        const int64_t top = 2 * oh - j_.pad_h;
+        if (m == 0)
+          for (int64_t r = top + 9; r < top + 11; ++r)
+            prefetch_plane_row(x, j_.x_next, r, H, j_.x_row, j_.width);  // (4 rows on)
+        Max best{};
+        bool first = true;
+        for (int jh = 0; jh < 3; ++jh) {
+          const int64_t r = top + jh;
+          if (r < 0 || r >= H) continue;
+          const Max t = jh == 0 && kept_row == r ? kept : three(x + r * j_.x_row, s);
+          if (jh == 2) kept = t, kept_row = r;
+          const __m256i c = jh == 0 ? t.code : _mm256_add_epi16(t.code, jh == 1 ? k3 : k6);
+          if (first) {
+            best = {t.key, t.bits, c}, first = false;
+            continue;
+          }
+          const __m256i take = half_key_replaces<S>(t.key, best.key);
+          best = {_mm256_blendv_epi8(best.key, t.key, take), _mm256_blendv_epi8(best.bits, t.bits, take),
+                  _mm256_blendv_epi8(best.code, c, take)};
+        }
+        const __m256i bits = _mm256_permute4x64_epi64(half_quiet<S>(best.bits, best.key), 0xD8);
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(static_cast<uint16_t*>(j_.y) + oh * j_.y_row + m), bits);
+        if (j_.am) {
+          const __m256i code = _mm256_permute4x64_epi64(best.code, 0xD8);
+          _mm_storeu_si128(reinterpret_cast<__m128i*>(j_.am + oh * j_.y_row + m),
+                           _mm_packus_epi16(_mm256_castsi256_si128(code), _mm256_extracti128_si256(code, 1)));
+        }
+      }
+      if (m == hi) break;
+    }
+  }
+
+  // the three taps of `row` for the vector's windows, whose first starts at cell s (-1: the padding; cells
+  // [max(s, 0), s + 33) read): the maximum's key, bits and code (0-2)
+  HWY_INLINE Max three(const uint16_t* row, int64_t s) const {
+    const __m256i low = _mm256_set1_epi32(0xFFFF);
+    auto at = [](const uint16_t* q) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q)); };
+    __m256i v0, v1, v2, left = _mm256_setzero_si256();
+    if (s < 0) {  // taps 1 and 2 the pairs from cell 0; tap 0 the high halves of the pairs one lane up
+      const __m256i a = at(row), b = at(row + 16);
+      const __m256i up = _mm256_permutevar8x32_epi32(a, _mm256_setr_epi32(0, 0, 1, 2, 3, 4, 5, 6));
+      v0 = _mm256_packus_epi32(_mm256_srli_epi32(up, 16), _mm256_srli_epi32(at(row + 14), 16));
+      v1 = _mm256_packus_epi32(_mm256_and_si256(a, low), _mm256_and_si256(b, low));
+      v2 = _mm256_packus_epi32(_mm256_srli_epi32(a, 16), _mm256_srli_epi32(b, 16));
+      left = _mm256_setr_epi16(-1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);  // window 0: tap 1 first
+    } else {
+      const uint16_t* p = row + s;
+      const __m256i a = at(p), b = at(p + 16), a2 = at(p + 2), b2 = at(p + 17);
+      v0 = _mm256_packus_epi32(_mm256_and_si256(a, low), _mm256_and_si256(b, low));
+      v1 = _mm256_packus_epi32(_mm256_srli_epi32(a, 16), _mm256_srli_epi32(b, 16));
+      v2 = _mm256_packus_epi32(_mm256_and_si256(a2, low), _mm256_srli_epi32(b2, 16));
+    }
+    const __m256i k0 = half_key<S>(v0), k1 = half_key<S>(v1), k2 = half_key<S>(v2);
+    const __m256i take1 = _mm256_or_si256(half_key_replaces<S>(k1, k0), left);
+    Max m{_mm256_blendv_epi8(k0, k1, take1), _mm256_blendv_epi8(v0, v1, take1),
+          _mm256_and_si256(take1, _mm256_set1_epi16(1))};
+    const __m256i take2 = half_key_replaces<S>(k2, m.key);
+    m.key = _mm256_blendv_epi8(m.key, k2, take2), m.bits = _mm256_blendv_epi8(m.bits, v2, take2);
+    m.code = _mm256_blendv_epi8(m.code, _mm256_set1_epi16(2), take2);
+    return m;
+  }
+
+  const K3S2ForwardJob& j_;
+};
 #endif
 
 template <class S>
@@ -136,7 +236,7 @@ bool k3s2_forward(const K3S2ForwardJob& j) {
   (void)j;
   return false;
 #else
-#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
   if constexpr (kHalf<S>) {
     HalfPlane<S>(j).run();
     return true;
