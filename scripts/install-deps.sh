@@ -3,7 +3,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-debs=(build-essential cmake ninja-build clang libclang-rt-14-dev libgtest-dev libbenchmark-dev libhwy-dev
+debs=(build-essential ccache cmake ninja-build clang libclang-rt-14-dev libgtest-dev libbenchmark-dev libhwy-dev
       libomp-dev python3 python3-dev python3-venv python3-pip python3-numpy python3-torch python3-matplotlib python3-pytest
       python3-hypothesis)
 missing=()

@@ -8,6 +8,12 @@ bash scripts/install-deps.sh
 export TMPDIR
 TMPDIR=$(mktemp -d)
 trap 'rm -rf "$TMPDIR"' EXIT
+# The release build (step 10) and the Python package's (step 30's pip install) compile the library with the same
+# flags: ccache, its store inside the tree, hands step 30 step 10's objects. Both builds name the compiler alike
+# (scikit-build-core would take Python's x86_64-linux-gnu-g++, and ccache hashes the name); -Werror, step 10's
+# alone, changes no object.
+export CC=gcc CXX=g++ CMAKE_C_COMPILER_LAUNCHER=ccache CMAKE_CXX_COMPILER_LAUNCHER=ccache \
+  CCACHE_DIR="$PWD/build/ccache" CCACHE_IGNOREOPTIONS=-Werror
 start=$SECONDS
 for step in scripts/test-steps/*.sh; do
   echo "=== $(basename "$step")"

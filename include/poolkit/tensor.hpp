@@ -80,6 +80,8 @@ class Tensor {
 // Element offset of a logical multi-index in a view.
 int64_t offset_of(const TensorView& t, const int64_t* index);
 double load_as_double(const TensorView& t, int64_t offset);
+// Into an integer dtype the value is truncated toward zero and wrapped modulo 2^bits (-1 stores 255 in uint8);
+// NaN stores 0 and magnitudes beyond int64 saturate.
 void store_from_double(const TensorView& t, int64_t offset, double v);
 
 }  // namespace poolkit

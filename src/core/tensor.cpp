@@ -1,6 +1,8 @@
 #include "poolkit/tensor.hpp"
 
+#include <cmath>
 #include <cstring>
+#include <limits>
 
 #include "poolkit/error.hpp"
 #include "poolkit/memory.hpp"
@@ -89,6 +91,17 @@ double load_as_double(const TensorView& t, int64_t off) {
   return 0;
 }
 
+namespace {
+// C++ leaves a double-to-integer conversion undefined when the value does not fit: go through int64 (defined for
+// every finite value within +-2^63), whose conversion to a narrower integer wraps.
+int64_t to_int64(double v) {
+  if (std::isnan(v)) return 0;
+  if (v >= 0x1p63) return std::numeric_limits<int64_t>::max();
+  if (v < -0x1p63) return std::numeric_limits<int64_t>::min();
+  return int64_t(v);
+}
+}  // namespace
+
 void store_from_double(const TensorView& t, int64_t off, double v) {
   char* base = static_cast<char*>(t.data);
   switch (t.dtype) {
@@ -96,11 +109,11 @@ void store_from_double(const TensorView& t, int64_t off, double v) {
     case DType::f64: reinterpret_cast<double*>(base)[off] = v; break;
     case DType::bf16: reinterpret_cast<bfloat16*>(base)[off] = bfloat16(float(v)); break;
     case DType::f16: reinterpret_cast<float16*>(base)[off] = float16(float(v)); break;
-    case DType::i64: reinterpret_cast<int64_t*>(base)[off] = int64_t(v); break;
-    case DType::u8: reinterpret_cast<uint8_t*>(base)[off] = uint8_t(v); break;
-    case DType::i16: reinterpret_cast<int16_t*>(base)[off] = int16_t(v); break;
-    case DType::i32: reinterpret_cast<int32_t*>(base)[off] = int32_t(v); break;
-    case DType::i8: reinterpret_cast<int8_t*>(base)[off] = int8_t(v); break;
+    case DType::i64: reinterpret_cast<int64_t*>(base)[off] = to_int64(v); break;
+    case DType::u8: reinterpret_cast<uint8_t*>(base)[off] = uint8_t(to_int64(v)); break;
+    case DType::i16: reinterpret_cast<int16_t*>(base)[off] = int16_t(to_int64(v)); break;
+    case DType::i32: reinterpret_cast<int32_t*>(base)[off] = int32_t(to_int64(v)); break;
+    case DType::i8: reinterpret_cast<int8_t*>(base)[off] = int8_t(to_int64(v)); break;
   }
 }
 
