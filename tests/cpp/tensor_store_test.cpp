@@ -35,6 +35,7 @@ TEST(TensorStore, IntegersTruncateAndWrap) {
 TEST(TensorStore, NanIsZeroAndHugeSaturates) {
   EXPECT_EQ(stored<int32_t>(DType::i32, std::nan("")), 0);
   EXPECT_EQ(stored<uint8_t>(DType::u8, std::nan("")), 0);
+  EXPECT_EQ(stored<int64_t>(DType::i64, std::nan("")), 0);
   EXPECT_EQ(stored<int64_t>(DType::i64, 1e30), std::numeric_limits<int64_t>::max());
   EXPECT_EQ(stored<int64_t>(DType::i64, -1e30), std::numeric_limits<int64_t>::min());
   EXPECT_EQ(stored<int64_t>(DType::i64, -0x1p63), std::numeric_limits<int64_t>::min());
