@@ -21,6 +21,7 @@ run() {
   [ "$rc" -eq 5 ] && { echo "34-jax-keras: pytest collected no tests ($*)" >&2; return 1; }
   return "$rc"
 }
-KERAS_BACKEND=jax run .
+# Two pytest workers (pytest-xdist): the tests run one thread each; 160 s become 87 s on a 2-core Zen 3 VM.
+KERAS_BACKEND=jax run -n 2 .
 KERAS_BACKEND=torch run test_keras.py
 echo "34-jax-keras: done in $((SECONDS - t)) s"
