@@ -4,13 +4,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 seconds=${POOLKIT_FUZZ_SECONDS:-30}
-# The fuzzers are built by step 20, with the sanitized library they call.
-for target in fuzz_geometry fuzz_ops; do
-  [ -x "build/asan/fuzz/$target" ] || { echo "50-fuzz: build/asan/fuzz/$target is missing: step 20 builds it" >&2; exit 1; }
-done
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 for target in fuzz_geometry fuzz_ops; do
+  [ -x "build/asan/fuzz/$target" ] || { echo "50-fuzz: build/asan/fuzz/$target is missing: step 20 builds it" >&2; exit 1; }
   mkdir -p "$scratch/$target"
   build/asan/fuzz/$target -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
     -artifact_prefix="$scratch/$target-" "$scratch/$target" "fuzz/corpus/$target" 2>"$scratch/$target.log" || {
