@@ -7,8 +7,8 @@ set -euo pipefail
 CC=clang CXX=clang++ cmake -S . -B build/tsan-clang -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG" -DPOOLKIT_SANITIZE=thread \
   -DPOOLKIT_BUILD_TOOLS=OFF -DPOOLKIT_BUILD_PYTHON=OFF -DPOOLKIT_WITH_CUDA=OFF -DPOOLKIT_SIMD_NATIVE_ONLY=ON >/dev/null
-cmake --build build/tsan-clang --target poolkit_tests
+cmake --build build/tsan-clang --target poolkit_thread_tests
 archer=$(ls /usr/lib/llvm-*/lib/libarcher.so | sort -V | tail -1)
 OMP_NUM_THREADS=2 OMP_TOOL_LIBRARIES="$archer" \
   TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 ignore_noninstrumented_modules=1" \
-  build/tsan-clang/tests/poolkit_tests --gtest_filter='ReliabilityThreads*:ReliabilityDeterminism*:CpuFast.SeedShape*'
+  build/tsan-clang/tests/poolkit_thread_tests --gtest_filter='ReliabilityThreads*:ReliabilityDeterminism*:CpuFast.SeedShape*'
