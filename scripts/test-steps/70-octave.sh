@@ -1,14 +1,11 @@
 #!/usr/bin/env bash
-# poolkit's MATLAB interface (matlab/), tested in GNU Octave: installs octave and liboctave-dev when missing,
-# builds the MEX with matlab/build.m (against step 10's build/release library), then runs tests/matlab. Any
-# failing test, or a run that tests nothing, fails the step.
+# poolkit's MATLAB interface (matlab/), tested in GNU Octave: installs Octave where it is missing
+# (scripts/install-octave.sh), builds the MEX with matlab/build.m (against step 10's build/release library), then
+# runs tests/matlab. Any failing test, or a run that tests nothing, fails the step.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 start=$SECONDS
-if ! command -v octave-cli >/dev/null || ! command -v mkoctfile >/dev/null; then
-  apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq octave liboctave-dev >/dev/null
-fi
+bash scripts/install-octave.sh
 mkdir -p build
 quiet() { grep -v "ignoring const execution_exception" "$1" || true; }  # Octave 7's harmless line at exit
 rm -f matlab/+poolkit/pkmex.mex matlab/+poolkit/pkmex.oct matlab/+poolkit/pkmex_mex.mex
