@@ -13,8 +13,8 @@ TMPDIR=$(mktemp -d)
 mkdir -p build
 setsid bash -c 'bash scripts/pypi-venv.sh --requirements-only && bash scripts/install-octave.sh &&
   echo "background installs: done in $SECONDS s"' > build/background-installs.log 2>&1 &
-background=$!  # its own process group, ended with the run
-trap 'kill -- -"$background" 2>/dev/null; rm -rf "$TMPDIR"' EXIT
+background=$!  # its own process group, ended with the run (errexit holds in the trap: a group already gone is fine)
+trap 'kill -- -"$background" 2>/dev/null || true; rm -rf "$TMPDIR"' EXIT
 # The release build (step 10) and the Python package's (step 30's pip install) compile the library with the same
 # flags: ccache, its store inside the tree, hands step 30 step 10's objects. Both builds name the compiler alike
 # (scikit-build-core would take Python's x86_64-linux-gnu-g++, and ccache hashes the name); -Werror, step 10's
