@@ -13,4 +13,10 @@ extern bool cpu_bf16_insn;
 // 1.17-1.23x faster at 1 and 2 threads). Tests set it both ways.
 extern bool cpu_half_rows_direct;
 
+// Whether the channels-last groups of the float max forward ask for each tap's input ahead of the vector they
+// load (kernels_forward-inl.h): on Zen 5, where they won 1.03-1.4x, and machines not measured; not on Zen 4 (AMD's
+// family 19h with AVX-512), where pool3d ran 1.12-1.29x faster without them, resnet-stem 0.93-1.07x, vgg
+// 0.94-1.06x (bench/group_prefetch.cpp). Tests set it both ways.
+extern bool cpu_group_prefetch;
+
 }  // namespace poolkit::cpu

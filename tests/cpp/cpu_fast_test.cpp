@@ -844,16 +844,22 @@ TEST_F(CpuFast, ChannelsLastGatherOfManyChannelsMatchesReference) {
   };
   const DType dts[] = {DType::f32, DType::bf16, DType::f16, DType::f64};
   int i = 0;
-  for (Run r : {Run{3, 2, 1, 64}, Run{3, 1, 1, 130}, Run{2, 1, 0, 64}, Run{3, 2, 0, 128}})
-    for (bool slice : {false, true}) {
-      const DType dt = dts[i++ % 4];
-      Geometry g = torch_geometry({9, 13}, {r.k, r.k}, {r.s, r.s}, {r.p, r.p}, {1, 1}, false);
-      const std::vector<int64_t> out = g.output_size();
-      SCOPED_TRACE("kernel " + std::to_string(r.k) + " stride " + std::to_string(r.s) + " C " + std::to_string(r.C) +
-                   " " + dtype_name(dt) + " slice " + std::to_string(slice));
-      expect_max_and_avg_match(g, dt, Shape{2, r.C, 9, 13}, Shape{2, r.C, out[0], out[1]}, Layout::ChannelsLast,
-                               slice, {DType::u8, DType::i16, DType::i32, DType::i64}, rng, Values::WideDy);
-    }
+  const bool ahead = cpu::cpu_group_prefetch;
+  for (bool group_ahead : {true, false}) {  // the float max forward's groups asking for their taps ahead, or not
+    cpu::cpu_group_prefetch = group_ahead;
+    for (Run r : {Run{3, 2, 1, 64}, Run{3, 1, 1, 130}, Run{2, 1, 0, 64}, Run{3, 2, 0, 128}})
+      for (bool slice : {false, true}) {
+        const DType dt = dts[i++ % 4];
+        Geometry g = torch_geometry({9, 13}, {r.k, r.k}, {r.s, r.s}, {r.p, r.p}, {1, 1}, false);
+        const std::vector<int64_t> out = g.output_size();
+        SCOPED_TRACE("kernel " + std::to_string(r.k) + " stride " + std::to_string(r.s) + " C " +
+                     std::to_string(r.C) + " " + dtype_name(dt) + " slice " + std::to_string(slice) +
+                     " group prefetch " + std::to_string(group_ahead));
+        expect_max_and_avg_match(g, dt, Shape{2, r.C, 9, 13}, Shape{2, r.C, out[0], out[1]}, Layout::ChannelsLast,
+                                 slice, {DType::u8, DType::i16, DType::i32, DType::i64}, rng, Values::WideDy);
+      }
+  }
+  cpu::cpu_group_prefetch = ahead;
   // a border window's code that names a padding tap, or is negative, in the 16- and 32-bit forms
   Geometry g = torch_geometry({9, 13}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, false);  // 5 x 7 outputs
   for (DType form : {DType::i16, DType::i32})
