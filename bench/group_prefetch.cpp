@@ -1,6 +1,7 @@
 // The float32 channels-last max forward with its groups asking for each tap's input ahead (cpu_group_prefetch,
 // src/cpu/cpu_features.hpp) and without: the two timed in turn in one process, each timed call after an untimed
-// one of the same kind (the VM's memory pace moves within seconds), median of 25, no index and int64 indices.
+// one of the same kind (the VM's memory pace moves within seconds), median of 25: no index, the compact uint8
+// argmax and int64 indices.
 // Cases of shared/BENCH_CASES.md: pool3d (8x64x32^3, 2x2x2 s2), resnet-stem (32x64x112x112, 3x3 s2 p1), vgg
 // (32x128x112x112, 2x2 s2). From the repository root, after a release build:
 //   g++ -O2 -fopenmp -std=c++17 -Iinclude bench/group_prefetch.cpp build/release/src/libpoolkit.a -lhwy \
@@ -46,12 +47,14 @@ int main(int argc, char** argv) {
   float* x = static_cast<float*>(std::aligned_alloc(64, xn * 4));
   float* y = static_cast<float*>(std::aligned_alloc(64, yn * 4));
   int64_t* idx = static_cast<int64_t*>(std::aligned_alloc(64, yn * 8));
+  uint8_t* codes = static_cast<uint8_t*>(std::aligned_alloc(64, yn));
   for (size_t i = 0; i < xn; ++i) x[i] = float((i * 2654435761u) % 1000);
-  std::memset(y, 0, yn * 4), std::memset(idx, 0, yn * 8);
+  std::memset(y, 0, yn * 4), std::memset(idx, 0, yn * 8), std::memset(codes, 0, yn);
   const TensorView xv(x, DType::f32, xs, Layout::ChannelsLast), yv(y, DType::f32, ys, Layout::ChannelsLast);
-  const TensorView iv(idx, DType::i64, ys, Layout::ChannelsLast);
-  for (bool with_index : {false, true}) {
-    const TensorView am = with_index ? iv : TensorView{};
+  const TensorView iv(idx, DType::i64, ys, Layout::ChannelsLast), cv(codes, DType::u8, ys, Layout::ChannelsLast);
+  const char* index_names[3] = {"none", "uint8", "int64"};
+  for (int index = 0; index < 3; ++index) {
+    const TensorView am = index == 0 ? TensorView{} : index == 1 ? cv : iv;
     std::vector<double> ms[2];
     std::vector<float> first;
     for (int rep = -1; rep < 25; ++rep)
@@ -68,7 +71,7 @@ int main(int argc, char** argv) {
     for (auto& m : ms) std::sort(m.begin(), m.end());
     const double with = ms[0][ms[0].size() / 2], without = ms[1][ms[1].size() / 2];
     std::printf("%-12s %-6s prefetch %.3f ms  none %.3f ms  speed-up without %.2f\n", name.c_str(),
-                with_index ? "int64" : "none", with, without, with / without);
+                index_names[index], with, without, with / without);
   }
-  std::free(x), std::free(y), std::free(idx);
+  std::free(x), std::free(y), std::free(idx), std::free(codes);
 }

@@ -845,9 +845,10 @@ TEST_F(CpuFast, ChannelsLastGatherOfManyChannelsMatchesReference) {
   const DType dts[] = {DType::f32, DType::bf16, DType::f16, DType::f64};
   int i = 0;
   const bool ahead = cpu::cpu_group_prefetch;
-  for (bool group_ahead : {true, false}) {  // the float max forward's groups asking for their taps ahead, or not
+  // the float max forward's groups asking for their taps ahead or not (5x5: a tap count known at run time only)
+  for (bool group_ahead : {true, false}) {
     cpu::cpu_group_prefetch = group_ahead;
-    for (Run r : {Run{3, 2, 1, 64}, Run{3, 1, 1, 130}, Run{2, 1, 0, 64}, Run{3, 2, 0, 128}})
+    for (Run r : {Run{3, 2, 1, 64}, Run{3, 1, 1, 130}, Run{2, 1, 0, 64}, Run{3, 2, 0, 128}, Run{5, 2, 2, 64}})
       for (bool slice : {false, true}) {
         const DType dt = dts[i++ % 4];
         Geometry g = torch_geometry({9, 13}, {r.k, r.k}, {r.s, r.s}, {r.p, r.p}, {1, 1}, false);
