@@ -9,7 +9,8 @@ bash scripts/pypi-venv.sh
 py="$PWD/.venv-pypi/bin/python"
 cd tests/torch2
 # The longest test (ResNet-50 compiled twice by inductor, two minutes and more) in a pytest process of its own
-# beside the rest, one thread each (models and inductor's compiles of its C++): 370 -> 273 s on a 2-core Zen 3 VM.
+# beside the rest, one thread each (models and inductor's compiles of its C++): 370 -> 273 s on a 2-core Zen 3 VM,
+# 158-161 s in clean-clone runs on a 2-core Zen 4 VM.
 longest=test_convert.py::test_training_step_same_bits[resnet50]
 export OMP_NUM_THREADS=1 TORCHINDUCTOR_COMPILE_THREADS=1
 log=$(mktemp)
