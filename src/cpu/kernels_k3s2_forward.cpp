@@ -56,6 +56,38 @@ HWY_INLINE void k3s2_output(const K3S2ForwardJob& j, int64_t oh, int64_t ow) {
   if (j.am) j.am[oh * j.y_row + ow] = uint8_t(hn::GetLane(code));
 }
 
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
+// The output rows of one vector of 16-bit windows (HalfPlane, below, on AVX-512 and AVX2), as a window's rows
+// in order: three(row) gives an input row's maximum (key, bits, code 0-2), later(m, jh) adds 3 jh to its code,
+// pick(best, m) keeps best or takes m by the rule, store(oh, best) writes an output row. The bottom row's maximum
+// stays for the next output row, whose top row it is; with prefetch_rows the rows 4 on are asked for.
+template <class Max, class Three, class Later, class Pick, class Store>
+HWY_INLINE void half_rows(const K3S2ForwardJob& j, bool prefetch_rows, const Three& three, const Later& later,
+                          const Pick& pick, const Store& store) {
+  const int64_t H = j.height;
+  const uint16_t* x = static_cast<const uint16_t*>(j.x);
+  Max kept{};
+  int64_t kept_row = std::numeric_limits<int64_t>::min();
+  for (int64_t oh = 0; oh < j.out_h; ++oh) {
+    const int64_t top = 2 * oh - j.pad_h;
+    if (prefetch_rows)
+      for (int64_t r = top + 9; r < top + 11; ++r) prefetch_plane_row(x, j.x_next, r, H, j.x_row, j.width);
+    Max best{};
+    bool first = true;
+    for (int jh = 0; jh < 3; ++jh) {
+      const int64_t r = top + jh;
+      if (r < 0 || r >= H) continue;
+      const Max m = jh == 0 && kept_row == r ? kept : three(x + r * j.x_row);
+      if (jh == 2) kept = m, kept_row = r;
+      const Max c = jh == 0 ? m : later(m, jh);
+      best = first ? c : pick(best, c);
+      first = false;
+    }
+    store(oh, best);
+  }
+}
+#endif
+
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
 // 16-bit floats (bfloat16, float16) on AVX-512 without widening: each value compared as a 16-bit integer key
 // (half_key, kernels-inl.h), 32 windows a vector, their taps from word permutes (RowTaps, k3s2_taps-inl.h; cells
@@ -75,39 +107,27 @@ class HalfPlane {
   explicit HalfPlane(const K3S2ForwardJob& j) : j_(j) {}
 
   void run() const {
-    const int64_t OW = j_.out_w, OH = j_.out_h, H = j_.height;
+    const int64_t OW = j_.out_w;
     const __m512i k3 = _mm512_set1_epi16(3), k6 = _mm512_set1_epi16(6);
-    const uint16_t* x = static_cast<const uint16_t*>(j_.x);
+    auto later = [&](Max m, int jh) HWY_ATTR {
+      m.code = _mm512_add_epi16(m.code, jh == 1 ? k3 : k6);
+      return m;
+    };
+    auto pick = [](const Max& best, const Max& m) HWY_ATTR {
+      const __mmask32 take = half_key_replaces<S>(m.key, best.key);
+      return Max{_mm512_mask_mov_epi16(best.key, take, m.key), _mm512_mask_mov_epi16(best.bits, take, m.bits),
+                 _mm512_mask_mov_epi16(best.code, take, m.code)};
+    };
     for (int64_t o0 = 0; o0 < OW; o0 += 32) {
       const __mmask32 out = first_lanes<__mmask32>(std::min<int64_t>(32, OW - o0));
       const Taps taps(o0, j_.pad_w, j_.width);
-      Max kept{};
-      int64_t kept_row = std::numeric_limits<int64_t>::min();
-      for (int64_t oh = 0; oh < OH; ++oh) {
-        const int64_t top = 2 * oh - j_.pad_h;
-        if (o0 == 0)
-          for (int64_t r = top + 9; r < top + 11; ++r)
-            prefetch_plane_row(x, j_.x_next, r, H, j_.x_row, j_.width);  // (4 rows on)
-        Max best{};
-        bool first = true;
-        for (int jh = 0; jh < 3; ++jh) {
-          const int64_t r = top + jh;
-          if (r < 0 || r >= H) continue;
-          const Max m = jh == 0 && kept_row == r ? kept : three(taps, x + r * j_.x_row);
-          if (jh == 2) kept = m, kept_row = r;
-          const __m512i c = jh == 0 ? m.code : _mm512_add_epi16(m.code, jh == 1 ? k3 : k6);
-          if (first) {
-            best = {m.key, m.bits, c}, first = false;
-            continue;
-          }
-          const __mmask32 take = half_key_replaces<S>(m.key, best.key);
-          best = {_mm512_mask_mov_epi16(best.key, take, m.key), _mm512_mask_mov_epi16(best.bits, take, m.bits),
-                  _mm512_mask_mov_epi16(best.code, take, c)};
-        }
-        _mm512_mask_storeu_epi16(static_cast<uint16_t*>(j_.y) + oh * j_.y_row + o0, out,
-                                 half_quiet<S>(best.bits, best.key));
-        if (j_.am) _mm256_mask_storeu_epi8(j_.am + oh * j_.y_row + o0, out, _mm512_cvtepi16_epi8(best.code));
-      }
+      half_rows<Max>(
+          j_, o0 == 0, [&](const uint16_t* row) HWY_ATTR { return three(taps, row); }, later, pick,
+          [&](int64_t oh, const Max& best) HWY_ATTR {
+            _mm512_mask_storeu_epi16(static_cast<uint16_t*>(j_.y) + oh * j_.y_row + o0, out,
+                                     half_quiet<S>(best.bits, best.key));
+            if (j_.am) _mm256_mask_storeu_epi8(j_.am + oh * j_.y_row + o0, out, _mm512_cvtepi16_epi8(best.code));
+          });
     }
   }
 
@@ -156,42 +176,29 @@ class HalfPlane {
 
  private:
   void run_vectors(int64_t hi) const {
-    const int64_t OH = j_.out_h, H = j_.height, pw = j_.pad_w;
     const __m256i k3 = _mm256_set1_epi16(3), k6 = _mm256_set1_epi16(6);
-    const uint16_t* x = static_cast<const uint16_t*>(j_.x);
+    auto later = [&](Max t, int jh) HWY_ATTR {
+      t.code = _mm256_add_epi16(t.code, jh == 1 ? k3 : k6);
+      return t;
+    };
+    auto pick = [](const Max& best, const Max& t) HWY_ATTR {
+      const __m256i take = half_key_replaces<S>(t.key, best.key);
+      return Max{_mm256_blendv_epi8(best.key, t.key, take), _mm256_blendv_epi8(best.bits, t.bits, take),
+                 _mm256_blendv_epi8(best.code, t.code, take)};
+    };
     for (int64_t m = 0;; m = std::min(m + 16, hi)) {  // (the last vector may overlap the one before)
-      const int64_t s = 2 * m - pw;
-      Max kept{};
-      int64_t kept_row = std::numeric_limits<int64_t>::min();
-      for (int64_t oh = 0; oh < OH; ++oh) {
-        const int64_t top = 2 * oh - j_.pad_h;
-        if (m == 0)
-          for (int64_t r = top + 9; r < top + 11; ++r)
-            prefetch_plane_row(x, j_.x_next, r, H, j_.x_row, j_.width);  // (4 rows on)
-        Max best{};
-        bool first = true;
-        for (int jh = 0; jh < 3; ++jh) {
-          const int64_t r = top + jh;
-          if (r < 0 || r >= H) continue;
-          const Max t = jh == 0 && kept_row == r ? kept : three(x + r * j_.x_row, s);
-          if (jh == 2) kept = t, kept_row = r;
-          const __m256i c = jh == 0 ? t.code : _mm256_add_epi16(t.code, jh == 1 ? k3 : k6);
-          if (first) {
-            best = {t.key, t.bits, c}, first = false;
-            continue;
-          }
-          const __m256i take = half_key_replaces<S>(t.key, best.key);
-          best = {_mm256_blendv_epi8(best.key, t.key, take), _mm256_blendv_epi8(best.bits, t.bits, take),
-                  _mm256_blendv_epi8(best.code, c, take)};
-        }
-        const __m256i bits = _mm256_permute4x64_epi64(half_quiet<S>(best.bits, best.key), 0xD8);
-        _mm256_storeu_si256(reinterpret_cast<__m256i*>(static_cast<uint16_t*>(j_.y) + oh * j_.y_row + m), bits);
-        if (j_.am) {
-          const __m256i code = _mm256_permute4x64_epi64(best.code, 0xD8);
-          _mm_storeu_si128(reinterpret_cast<__m128i*>(j_.am + oh * j_.y_row + m),
-                           _mm_packus_epi16(_mm256_castsi256_si128(code), _mm256_extracti128_si256(code, 1)));
-        }
-      }
+      const int64_t s = 2 * m - j_.pad_w;
+      half_rows<Max>(
+          j_, m == 0, [&](const uint16_t* row) HWY_ATTR { return three(row, s); }, later, pick,
+          [&](int64_t oh, const Max& best) HWY_ATTR {
+            const __m256i bits = _mm256_permute4x64_epi64(half_quiet<S>(best.bits, best.key), 0xD8);
+            _mm256_storeu_si256(reinterpret_cast<__m256i*>(static_cast<uint16_t*>(j_.y) + oh * j_.y_row + m), bits);
+            if (j_.am) {
+              const __m256i code = _mm256_permute4x64_epi64(best.code, 0xD8);
+              _mm_storeu_si128(reinterpret_cast<__m128i*>(j_.am + oh * j_.y_row + m),
+                               _mm_packus_epi16(_mm256_castsi256_si128(code), _mm256_extracti128_si256(code, 1)));
+            }
+          });
       if (m == hi) break;
     }
   }
