@@ -1,8 +1,7 @@
 // The float32 channels-last max forward with its groups asking for each tap's input ahead (cpu_group_prefetch,
 // src/cpu/cpu_features.hpp) and without: the two timed in turn in one process, each timed call after an untimed
 // one of the same kind (the VM's memory pace moves within seconds), median of 25: no index, the compact uint8
-// argmax and int64 indices. The switch applies to windows of other than 4 or 9 taps: pool3d's (8) compare the two
-// modes; resnet-stem's (9) and vgg's (4) two modes run the same code, so their rows show the measure's noise.
+// argmax and int64 indices.
 // Cases of shared/BENCH_CASES.md: pool3d (8x64x32^3, 2x2x2 s2), resnet-stem (32x64x112x112, 3x3 s2 p1), vgg
 // (32x128x112x112, 2x2 s2). From the repository root, after a release build:
 //   g++ -O2 -fopenmp -std=c++17 -Iinclude bench/group_prefetch.cpp build/release/src/libpoolkit.a -lhwy \

@@ -14,10 +14,9 @@ extern bool cpu_bf16_insn;
 extern bool cpu_half_rows_direct;
 
 // Whether the channels-last groups of the float max forward ask for each tap's input ahead of the vector they
-// load, in windows of other than 4 or 9 taps (kernels_forward-inl.h; it is compiled for those two tap counts,
-// 2x2 and 3x3 windows, which always ask): on Zen 5, where they won 1.03-1.4x, and machines not
-// measured; not on Zen 4 (AMD's family 19h with AVX-512), where pool3d's 2x2x2 windows ran 1.08-1.29x faster
-// without them, while resnet-stem's 3x3 (0.87-1.10x) and vgg's 2x2 (0.94-1.06x) moved within the machine's noise
+// load (kernels_forward-inl.h): on Zen 5, where they won 1.03-1.4x, and machines not measured; not on Zen 4
+// (AMD's family 19h with AVX-512), where pool3d's 2x2x2 windows ran 1.08-1.29x faster without them and
+// resnet-stem's 3x3 (0.87-1.10x) and vgg's 2x2 (0.94-1.06x) as fast either way within the machine's noise
 // (bench/group_prefetch.cpp). Tests set it both ways.
 extern bool cpu_group_prefetch;
 

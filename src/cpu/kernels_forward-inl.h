@@ -350,7 +350,7 @@ HWY_NOINLINE void max_rows(const ForwardJob& j) {
 #endif
   ForwardJob r = j;
   const RowPrefetch<S> ahead(j);
-  const bool group_ahead = kTaps > 0 || cpu_group_prefetch;  // (see cpu_features.hpp)
+  const bool group_ahead = cpu_group_prefetch;  // (see cpu_features.hpp)
   const bool realign = realigns<S>(d, j, kIdx == kByteIndex ? 1 : 0);
   const bool stream = realign || streams<S>(d, j, kIdx == kByteIndex ? 1 : 0);
   LineStreamer lines;
@@ -409,7 +409,7 @@ HWY_NOINLINE void max_rows(const ForwardJob& j) {
         // channels-last groups ask for each tap's input 2 KiB ahead of this vector (their jobs of a row or two get
         // no RowPrefetch, and the hardware's prefetcher alone fell well short of the memory's pace): float32
         // resnet-stem 1.25-1.4x faster, pool3d 1.13-1.26x, vgg with indices 1.03-1.13x (bench/RESULTS.md, session
-        // 22, Zen 5); bfloat16 resnet-stem ran 1.15-1.3x slower with it; not always on Zen 4 (group_ahead)
+        // 22, Zen 5); bfloat16 resnet-stem ran 1.15-1.3x slower with it; not on Zen 4 (cpu_group_prefetch)
         if constexpr (M == kGroup && !kHalf<S>) if (group_ahead) {
           const int ntaps = kTaps > 0 ? kTaps : j.ntaps;
           for (int t = 0; t < ntaps; ++t)
