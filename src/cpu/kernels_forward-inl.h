@@ -527,7 +527,9 @@ HWY_NOINLINE void avg_rows(const ForwardJob& j) {
 template <class T, int kIdx, int M>
 void max_rows_for_taps(const ForwardJob& j) {
   if (j.ntaps == 4) return max_rows<T, kIdx, M, 4>(j);
-  if (j.ntaps == 8 && M != kGroup) return max_rows<T, kIdx, M, 8>(j);  // (2x2x2; channels-last groups ran slower)
+  // (2x2x2; channels-last groups too since their per-tap prefetch is off on Zen 4: pool3d's float32 forward there
+  // from 1.13-1.16x to 1.07-1.10x of a plain loop's time in the same process, bench/RESULTS.md session 46)
+  if (j.ntaps == 8) return max_rows<T, kIdx, M, 8>(j);
   if (j.ntaps == 9) return max_rows<T, kIdx, M, 9>(j);
   return max_rows<T, kIdx, M, 0>(j);
 }

@@ -859,6 +859,13 @@ TEST_F(CpuFast, ChannelsLastGatherOfManyChannelsMatchesReference) {
         expect_max_and_avg_match(g, dt, Shape{2, r.C, 9, 13}, Shape{2, r.C, out[0], out[1]}, Layout::ChannelsLast,
                                  slice, {DType::u8, DType::i16, DType::i32, DType::i64}, rng, Values::WideDy);
       }
+    // 2x2x2 windows (pool3d's; eight taps, a count the groups are compiled for) over 64 channels
+    for (DType dt : dts) {
+      const Geometry g = torch_geometry({4, 6, 7}, {2, 2, 2}, {2, 2, 2}, {0, 0, 0}, {1, 1, 1}, false);
+      SCOPED_TRACE(std::string("2x2x2 ") + dtype_name(dt) + " group prefetch " + std::to_string(group_ahead));
+      expect_max_and_avg_match(g, dt, Shape{2, 64, 4, 6, 7}, Shape{2, 64, 2, 3, 3}, Layout::ChannelsLast, false,
+                               {DType::u8, DType::i64}, rng, Values::WideDy);
+    }
   }
   cpu::cpu_group_prefetch = ahead;
   // a border window's code that names a padding tap, or is negative, in the 16- and 32-bit forms
