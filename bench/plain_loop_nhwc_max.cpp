@@ -1,20 +1,26 @@
-// How close poolkit's channels-last 2x2 stride-2 max forward (vgg's case: 32x128x112x112 float32, no indices)
-// comes to the plainest loop of the same loads: for each output pixel, its four taps' channels by 16-float vectors,
-// their maximum stored by streaming stores (what poolkit stores here too), one OpenMP loop over output rows. The
-// plain loop ignores poolkit's NaN rule (a NaN tap is dropped), so it is a floor, not a peer; its output is
-// checked against poolkit's on finite data. 2 threads, the three calls alternated, median of 21 after a warm-up.
+// How close poolkit's channels-last max forward (float32, no indices) comes to the plainest loop of the same loads,
+// on the channels-last cases of shared/BENCH_CASES.md: vgg (32x128x112x112, 2x2 s2), resnet-stem (32x64x112x112,
+// 3x3 s2 p1) and pool3d (8x64x32^3, 2x2x2 s2). The loop: one OpenMP loop over output rows (dynamic chunks of
+// 1/64 of them), for each output pixel its taps' channels by 16-float vectors, each tap by the NaN-propagating
+// maximum poolkit's rule asks (a NaN tap wins), the window's size and whether it has padding known at compile time
+// (as inductor's generated loops know them): without, the first tap starts the maximum; with, -inf does and
+// padding taps are skipped. Stores ordinary or streaming. Its output is checked against poolkit's. 2 threads, the
+// three calls in turn, each round starting one further on, each timed call right after an untimed one of
+// the same kind, median of 21 after a warm-up.
 // x86-64 with AVX-512; from the repository root, after a release build:
-//   g++ -O2 -march=native -fopenmp -std=c++17 -Iinclude bench/plain_loop_nhwc_max.cpp \
-//       build/release/src/libpoolkit.a -lhwy -o /tmp/plain_loop && /tmp/plain_loop
+//   g++ -O2 -march=native -fopenmp -std=c++17 -Iinclude bench/plain_loop_nhwc_max.cpp
+//       build/release/src/libpoolkit.a -lhwy -o /tmp/plain_loop && /tmp/plain_loop [vgg|resnet-stem|pool3d]...
 #include <immintrin.h>
 #include <omp.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "poolkit/poolkit.hpp"
@@ -22,61 +28,115 @@
 
 namespace {
 
-constexpr int64_t N = 32, C = 128, H = 112, W = 112, OH = H / 2, OW = W / 2;
+struct Case {
+  const char* name;
+  int64_t N, C, D, H, W, k, s, p;  // 2-D cases: D = 1, a window of 1 along it
+  bool three_d;
+  int64_t kd() const { return three_d ? k : 1; }
+  int64_t out(int64_t in, int64_t kk) const { return (in + 2 * p - kk) / s + 1; }
+  int64_t OD() const { return three_d ? out(D, k) : 1; }
+  int64_t OH() const { return out(H, k); }
+  int64_t OW() const { return out(W, k); }
+};
 
-template <bool kStream>
-void plain_loop(const float* x, float* y) {
-#pragma omp parallel for schedule(static) num_threads(2)
-  for (int64_t r = 0; r < N * OH; ++r) {
-    const float* x0 = x + (r / OH * H + 2 * (r % OH)) * W * C;  // the output row's two input rows
-    const float* x1 = x0 + W * C;
+// the maximum so far and a tap: a NaN tap wins, a NaN maximum stays
+inline __m512 nan_max(__m512 m, __m512 v) {
+  return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(m, m, _CMP_UNORD_Q), _mm512_max_ps(m, v), m);
+}
+
+template <int KD, int K, bool kPad, bool kStream>
+void plain_loop(const Case& c, const float* x, float* y) {
+  const int64_t C = c.C, D = c.D, H = c.H, W = c.W, OD = c.OD(), OH = c.OH(), OW = c.OW(), s = c.s;
+  const int64_t pd = KD > 1 ? c.p : 0, rows = c.N * OD * OH;
+#pragma omp parallel for schedule(dynamic, rows / 64) num_threads(2)
+  for (int64_t r = 0; r < rows; ++r) {
+    const int64_t n = r / (OD * OH), od = r / OH % OD, oh = r % OH;
     float* yr = y + r * OW * C;
     for (int64_t ow = 0; ow < OW; ++ow)
-      for (int64_t c = 0; c < C; c += 16) {
-        const int64_t at = 2 * ow * C + c;
-        const __m512 m = _mm512_max_ps(_mm512_max_ps(_mm512_loadu_ps(x0 + at), _mm512_loadu_ps(x0 + at + C)),
-                                       _mm512_max_ps(_mm512_loadu_ps(x1 + at), _mm512_loadu_ps(x1 + at + C)));
-        if (kStream) _mm512_stream_ps(yr + ow * C + c, m);
-        else _mm512_storeu_ps(yr + ow * C + c, m);
+      for (int64_t ch = 0; ch < C; ch += 16) {
+        const float* at = x + (((n * D + od * s - pd) * H + oh * s - c.p) * W + ow * s - c.p) * C + ch;
+        __m512 m = kPad ? _mm512_set1_ps(-INFINITY) : _mm512_loadu_ps(at);
+        for (int a = 0; a < KD; ++a)
+          for (int b = 0; b < K; ++b)
+            for (int e = 0; e < K; ++e) {
+              const int64_t id = od * s - pd + a, ih = oh * s - c.p + b, iw = ow * s - c.p + e;
+              if (kPad && (id < 0 || id >= D || ih < 0 || ih >= H || iw < 0 || iw >= W)) continue;
+              if (kPad || a + b + e > 0) m = nan_max(m, _mm512_loadu_ps(at + ((a * H + b) * W + e) * C));
+            }
+        if (kStream) _mm512_stream_ps(yr + ow * C + ch, m);
+        else _mm512_storeu_ps(yr + ow * C + ch, m);
       }
   }
 }
 
+template <bool kStream>
+void plain(const Case& c, const float* x, float* y) {
+  if (c.three_d) return plain_loop<2, 2, false, kStream>(c, x, y);  // (the cases' windows)
+  if (c.k == 3) return plain_loop<1, 3, true, kStream>(c, x, y);
+  plain_loop<1, 2, false, kStream>(c, x, y);
+}
+
 double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
-}  // namespace
-
-int main() {
+int run(const Case& c) {
   using namespace poolkit;
-  set_num_threads(2);
-  const size_t xn = size_t(N * C * H * W), yn = size_t(N * C * OH * OW);
+  const Shape xs = c.three_d ? Shape{c.N, c.C, c.D, c.H, c.W} : Shape{c.N, c.C, c.H, c.W};
+  const Shape ys = c.three_d ? Shape{c.N, c.C, c.OD(), c.OH(), c.OW()} : Shape{c.N, c.C, c.OH(), c.OW()};
+  const size_t xn = size_t(xs.numel()), yn = size_t(ys.numel());
   float* x = static_cast<float*>(std::aligned_alloc(64, xn * 4));
   float* y = static_cast<float*>(std::aligned_alloc(64, yn * 4));
   for (size_t i = 0; i < xn; ++i) x[i] = float((i * 2654435761u) % 1000);
   std::memset(y, 0, yn * 4);
-  const TensorView xv(x, DType::f32, Shape{N, C, H, W}, Layout::ChannelsLast);
-  const TensorView yv(y, DType::f32, Shape{N, C, OH, OW}, Layout::ChannelsLast);
-  const Geometry g = torch_geometry({H, W}, {2, 2}, {2, 2}, {0, 0}, {1, 1}, false);
-
+  const TensorView xv(x, DType::f32, xs, Layout::ChannelsLast), yv(y, DType::f32, ys, Layout::ChannelsLast);
+  const Geometry g = c.three_d ? torch_geometry({c.D, c.H, c.W}, {c.k, c.k, c.k}, {c.s, c.s, c.s}, {c.p, c.p, c.p},
+                                                {1, 1, 1}, false)
+                               : torch_geometry({c.H, c.W}, {c.k, c.k}, {c.s, c.s}, {c.p, c.p}, {1, 1}, false);
   max_pool_forward(g, xv, yv, TensorView{});
   const std::vector<float> expect(y, y + yn);
-  plain_loop<true>(x, y);
-  if (!std::equal(expect.begin(), expect.end(), y)) return std::puts("the plain loop differs from poolkit"), 1;
-
+  for (bool stream : {false, true}) {
+    std::memset(y, 0, yn * 4);
+    stream ? plain<true>(c, x, y) : plain<false>(c, x, y);
+    if (!std::equal(expect.begin(), expect.end(), y)) return std::printf("%s: the plain loop differs\n", c.name), 1;
+  }
   const char* names[3] = {"poolkit max_pool_forward", "plain loop, ordinary stores", "plain loop, streaming stores"};
   std::vector<double> ms[3];
   for (int rep = 0; rep < 22; ++rep)
-    for (int v = 0; v < 3; ++v) {
+    for (int v0 = 0; v0 < 3; ++v0) {
+      const int v = (v0 + rep) % 3;
+      auto call = [&] {
+        if (v == 0) max_pool_forward(g, xv, yv, TensorView{});
+        else if (v == 1) plain<false>(c, x, y);
+        else plain<true>(c, x, y);
+      };
+      call();  // (untimed: the timed call follows one of its own kind)
       const double t0 = now();
-      if (v == 0) max_pool_forward(g, xv, yv, TensorView{});
-      else if (v == 1) plain_loop<false>(x, y);
-      else plain_loop<true>(x, y);
+      call();
       if (rep > 0) ms[v].push_back(1e3 * (now() - t0));
     }
-  for (int v = 0; v < 3; ++v) {
-    std::sort(ms[v].begin(), ms[v].end());
-    std::printf("%-30s median %.2f ms  min %.2f ms\n", names[v], ms[v][ms[v].size() / 2], ms[v][0]);
-  }
+  for (int v = 0; v < 3; ++v) std::sort(ms[v].begin(), ms[v].end());
+  for (int v = 0; v < 3; ++v)
+    std::printf("%-12s %-30s median %.2f ms  min %.2f ms  poolkit / this %.2f\n", c.name, names[v], ms[v][10],
+                ms[v][0], ms[0][10] / ms[v][10]);
   std::free(x);
   std::free(y);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  poolkit::set_num_threads(2);
+  const Case cases[] = {{"vgg", 32, 128, 1, 112, 112, 2, 2, 0, false},
+                        {"resnet-stem", 32, 64, 1, 112, 112, 3, 2, 1, false},
+                        {"pool3d", 8, 64, 32, 32, 32, 2, 2, 0, true}};
+  for (int a = 1; a < argc; ++a)
+    if (std::none_of(std::begin(cases), std::end(cases), [&](const Case& c) { return std::string(argv[a]) == c.name; }))
+      return std::fprintf(stderr, "usage: %s [vgg|resnet-stem|pool3d]...\n", argv[0]), 2;
+  int rc = 0;
+  for (const Case& c : cases) {
+    bool wanted = argc == 1;
+    for (int a = 1; a < argc; ++a) wanted = wanted || std::string(argv[a]) == c.name;
+    if (wanted) rc |= run(c);
+  }
+  return rc;
 }
