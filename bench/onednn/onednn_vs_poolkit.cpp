@@ -90,9 +90,12 @@ int run(const Case& c) {
       [&] { train.execute(strm, {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}, {DNNL_ARG_WORKSPACE, ws}}), strm.wait(); },
       [&] { max_pool_forward(g, xv, yv, cv); },
       [&] { max_pool_forward(g, xv, yv, iv); }};
-  calls[0]();
   calls[1]();
-  if (std::memcmp(dst.get_data_handle(), y.data(), yn * es) != 0) return std::printf("%s: outputs differ\n", c.name), 1;
+  for (int v : {0, 2}) {  // oneDNN's two forwards against poolkit's values
+    std::memset(dst.get_data_handle(), 0, yn * es);
+    calls[v]();
+    if (std::memcmp(dst.get_data_handle(), y.data(), yn * es) != 0) return std::printf("%s: outputs differ\n", c.name), 1;
+  }
   std::vector<double> ms[5];
   for (int round = 0; round < 16; ++round)
     for (int v0 = 0; v0 < 5; ++v0) {

@@ -88,17 +88,18 @@ HWY_INLINE bool over_rows(const ForwardJob& j, F&& f) {
 #endif
 
 // Lanes [0, vec_end) of a forward row by `vectors(u, k, end, at)` (u vectors from lane k, none past end; for
-// one vector, `at`: where load_lanes<M> reads lane k); returns the first lane left to the scalar loop. Long
-// chains go four at a time (fewer taps run as fast one vector at a time, or faster) where four different vectors
-// remain: rows of channels-first planes end with four overlapping the ones before, but a row of one to three
+// one vector, `at`: where load_lanes<M> reads lane k); returns the first lane left to the scalar loop. With
+// `four` (long windows; fewer taps ran as fast one vector at a time, or faster, but in max_rows' float
+// channels-last groups of 4 taps), chains go four at a time where four different vectors remain: rows of
+// channels-first planes end with four overlapping the ones before, but a row of one to three
 // vectors (one output's channels) goes one vector at a time instead of computing a vector again; channels-last
 // groups (whole vectors) end one vector at a time, with kAtByAddition their `at` kept by additions output after
 // output instead of a division per vector (see max_rows).
 template <int M, bool kAtByAddition = false, class F>
-HWY_INLINE int64_t walk_vectors(const Lanes& l, int64_t N, int64_t vec_end, int ntaps, F&& vectors) {
+HWY_INLINE int64_t walk_vectors(const Lanes& l, int64_t N, int64_t vec_end, bool four, F&& vectors) {
   if (vec_end < N) return 0;
   int64_t k = 0;
-  if (ntaps > 8)
+  if (four)
     for (; M == kGroup ? k + 4 * N <= vec_end : k + 3 * N < vec_end; k += 4 * N)
       vectors(std::integral_constant<int, 4>(), k, vec_end, 0);
   if constexpr (M == kGroup && kAtByAddition) {
@@ -440,7 +441,12 @@ HWY_NOINLINE void max_rows(const ForwardJob& j) {
         else if constexpr (kIndex) store_argmax(d, r, idx[v], lane_flat, lane[v], row_code, stream64);
       }
     };
-    int64_t k = walk_vectors<M, kHeld>(l, N, vec_end, j.ntaps, vectors);
+    // four vectors at a time for windows of over 8 taps and for the 2x2 windows of float channels-last groups
+    // without a wide index: vgg's channels-last forward 1.05-1.1x faster (no index) and 1.03x (uint8 argmax)
+    // in one process with oneDNN's; pool3d's 8 taps ran no faster so, int64 indices 1.04x slower (bench/RESULTS.md,
+    // session 46)
+    constexpr bool kFourOf4 = kTaps == 4 && M == kGroup && kIdx != kWideIndex && !kHalf<S>;
+    int64_t k = walk_vectors<M, kHeld>(l, N, vec_end, j.ntaps > 8 || kFourOf4, vectors);
     // the rest one lane at a time, still without branches (on random data the compares mispredict) and with
     // the vector conversions of 16-bit types
     const hn::CappedTag<T, 1> d1;
@@ -511,7 +517,7 @@ HWY_NOINLINE void avg_rows(const ForwardJob& j) {
         for (int v = 0; v < U; ++v) sum[v] = hn::Add(sum[v], load_lanes<kLoadAs<M>>(d, x + j.tap_offset[t], at[v]));
       for (int v = 0; v < U; ++v) put_row_values(d, hn::Div(sum[v], hn::Set(d, div)), y + lane[v], stream, realign, lines);
     };
-    int64_t k = walk_vectors<M>(l, N, vec_end, j.ntaps, vectors);
+    int64_t k = walk_vectors<M>(l, N, vec_end, j.ntaps > 8, vectors);
     const hn::CappedTag<T, 1> d1;  // (the vector conversions of 16-bit types)
     for (; k < l.count; ++k) {
       const S* xk = x + lane_offset(l, k);

@@ -182,7 +182,7 @@ HWY_NOINLINE void int_max_rows(const ForwardJob& j) {
       }
     };
     // (with an argmax one vector at a time: four ran 1.2x slower, channels-last 3x3 8-bit, AVX3_DL)
-    int64_t k = walk_vectors<M>(l, N, vec_end, kIdx == kIntNone ? j.ntaps : 0, vectors);
+    int64_t k = walk_vectors<M>(l, N, vec_end, kIdx == kIntNone && j.ntaps > 8, vectors);
     for (; k < l.count; ++k) {  // the rest one lane at a time
       const T* xk = x + lane_offset(l, k);
       T m = xk[j.tap_offset[0]];
