@@ -25,19 +25,9 @@
 
 #include "poolkit/poolkit.hpp"
 #include "poolkit/threads.hpp"
+#include "max_cases.hpp"
 
 namespace {
-
-struct Case {
-  const char* name;
-  int64_t N, C, D, H, W, k, s, p;  // 2-D cases: D = 1, a window of 1 along it
-  bool three_d;
-  int64_t kd() const { return three_d ? k : 1; }
-  int64_t out(int64_t in, int64_t kk) const { return (in + 2 * p - kk) / s + 1; }
-  int64_t OD() const { return three_d ? out(D, k) : 1; }
-  int64_t OH() const { return out(H, k); }
-  int64_t OW() const { return out(W, k); }
-};
 
 // the maximum so far and a tap: a NaN tap wins, a NaN maximum stays
 inline __m512 nan_max(__m512 m, __m512 v) {
@@ -45,9 +35,12 @@ inline __m512 nan_max(__m512 m, __m512 v) {
 }
 
 template <int KD, int K, bool kPad, bool kStream>
-void plain_loop(const Case& c, const float* x, float* y) {
-  const int64_t C = c.C, D = c.D, H = c.H, W = c.W, OD = c.OD(), OH = c.OH(), OW = c.OW(), s = c.s;
-  const int64_t pd = KD > 1 ? c.p : 0, rows = c.N * OD * OH;
+void plain_loop(const MaxCase& c, const float* x, float* y) {
+  const std::vector<int64_t> o = c.out_shape();
+  const int t = c.rank() - 2;  // (2-D cases: a depth of 1, a window of 1 along it)
+  const int64_t C = c.shape[1], D = t ? c.shape[2] : 1, H = c.shape[2 + t], W = c.shape[3 + t];
+  const int64_t OD = t ? o[2] : 1, OH = o[2 + t], OW = o[3 + t], s = c.s;
+  const int64_t pd = KD > 1 ? c.p : 0, rows = c.shape[0] * OD * OH;
 #pragma omp parallel for schedule(dynamic, rows / 64) num_threads(2)
   for (int64_t r = 0; r < rows; ++r) {
     const int64_t n = r / (OD * OH), od = r / OH % OD, oh = r % OH;
@@ -70,27 +63,24 @@ void plain_loop(const Case& c, const float* x, float* y) {
 }
 
 template <bool kStream>
-void plain(const Case& c, const float* x, float* y) {
-  if (c.three_d) return plain_loop<2, 2, false, kStream>(c, x, y);  // (the cases' windows)
+void plain(const MaxCase& c, const float* x, float* y) {
+  if (c.rank() == 3) return plain_loop<2, 2, false, kStream>(c, x, y);  // (the cases' windows)
   if (c.k == 3) return plain_loop<1, 3, true, kStream>(c, x, y);
   plain_loop<1, 2, false, kStream>(c, x, y);
 }
 
 double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
-int run(const Case& c) {
+int run(const MaxCase& c) {
   using namespace poolkit;
-  const Shape xs = c.three_d ? Shape{c.N, c.C, c.D, c.H, c.W} : Shape{c.N, c.C, c.H, c.W};
-  const Shape ys = c.three_d ? Shape{c.N, c.C, c.OD(), c.OH(), c.OW()} : Shape{c.N, c.C, c.OH(), c.OW()};
+  const Shape xs(c.shape), ys(c.out_shape());
   const size_t xn = size_t(xs.numel()), yn = size_t(ys.numel());
   float* x = static_cast<float*>(std::aligned_alloc(64, xn * 4));
   float* y = static_cast<float*>(std::aligned_alloc(64, yn * 4));
   for (size_t i = 0; i < xn; ++i) x[i] = float((i * 2654435761u) % 1000);
   std::memset(y, 0, yn * 4);
   const TensorView xv(x, DType::f32, xs, Layout::ChannelsLast), yv(y, DType::f32, ys, Layout::ChannelsLast);
-  const Geometry g = c.three_d ? torch_geometry({c.D, c.H, c.W}, {c.k, c.k, c.k}, {c.s, c.s, c.s}, {c.p, c.p, c.p},
-                                                {1, 1, 1}, false)
-                               : torch_geometry({c.H, c.W}, {c.k, c.k}, {c.s, c.s}, {c.p, c.p}, {1, 1}, false);
+  const Geometry g = c.geometry();
   max_pool_forward(g, xv, yv, TensorView{});
   const std::vector<float> expect(y, y + yn);
   for (bool stream : {false, true}) {
@@ -126,17 +116,5 @@ int run(const Case& c) {
 
 int main(int argc, char** argv) {
   poolkit::set_num_threads(2);
-  const Case cases[] = {{"vgg", 32, 128, 1, 112, 112, 2, 2, 0, false},
-                        {"resnet-stem", 32, 64, 1, 112, 112, 3, 2, 1, false},
-                        {"pool3d", 8, 64, 32, 32, 32, 2, 2, 0, true}};
-  for (int a = 1; a < argc; ++a)
-    if (std::none_of(std::begin(cases), std::end(cases), [&](const Case& c) { return std::string(argv[a]) == c.name; }))
-      return std::fprintf(stderr, "usage: %s [vgg|resnet-stem|pool3d]...\n", argv[0]), 2;
-  int rc = 0;
-  for (const Case& c : cases) {
-    bool wanted = argc == 1;
-    for (int a = 1; a < argc; ++a) wanted = wanted || std::string(argv[a]) == c.name;
-    if (wanted) rc |= run(c);
-  }
-  return rc;
+  return run_named_cases(argc, argv, {"vgg", "resnet-stem", "pool3d"}, run);
 }

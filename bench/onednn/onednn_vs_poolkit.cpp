@@ -24,23 +24,16 @@
 
 #include "poolkit/poolkit.hpp"
 #include "poolkit/threads.hpp"
+#include "../max_cases.hpp"
 
 namespace {
 
-struct Case {
-  const char* name;
-  std::vector<int64_t> shape;  // N, C, spatial
-  int64_t k, s, p;
-  bool bf16;
-};
-
 double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
-int run(const Case& c) {
+int run(const MaxCase& c) {
   using dnnl::memory;
   const int r = int(c.shape.size()) - 2;
-  std::vector<int64_t> out = c.shape;
-  for (int d = 0; d < r; ++d) out[2 + d] = (c.shape[2 + d] + 2 * c.p - c.k) / c.s + 1;
+  const std::vector<int64_t> out = c.out_shape();
   const memory::dims src_dims(c.shape.begin(), c.shape.end()), dst_dims(out.begin(), out.end());
   const memory::dims K(r, c.k), S(r, c.s), PL(r, c.p);
   memory::dims PR(r);
@@ -78,9 +71,7 @@ int run(const Case& c) {
   const DType dt = c.bf16 ? DType::bf16 : DType::f32;
   const TensorView xv(x, dt, xs, Layout::ChannelsLast), yv(y.data(), dt, ys, Layout::ChannelsLast);
   const TensorView cv(codes.data(), DType::u8, ys, Layout::ChannelsLast), iv(idx.data(), DType::i64, ys, Layout::ChannelsLast);
-  std::vector<int64_t> in_sp(c.shape.begin() + 2, c.shape.end());
-  const Geometry g = torch_geometry(in_sp, std::vector<int64_t>(r, c.k), std::vector<int64_t>(r, c.s),
-                                    std::vector<int64_t>(r, c.p), std::vector<int64_t>(r, 1), false);
+  const Geometry g = c.geometry();
 
   const char* names[5] = {"oneDNN inference", "poolkit no index", "oneDNN training (workspace)",
                           "poolkit uint8 argmax", "poolkit int64 indices"};
@@ -118,18 +109,5 @@ int run(const Case& c) {
 int main(int argc, char** argv) {
   omp_set_num_threads(2);
   poolkit::set_num_threads(2);
-  const Case cases[] = {{"vgg", {32, 128, 112, 112}, 2, 2, 0, false},
-                        {"resnet-stem", {32, 64, 112, 112}, 3, 2, 1, false},
-                        {"pool3d", {8, 64, 32, 32, 32}, 2, 2, 0, false},
-                        {"half-bf16", {32, 64, 112, 112}, 3, 2, 1, true}};
-  for (int a = 1; a < argc; ++a)
-    if (std::none_of(std::begin(cases), std::end(cases), [&](const Case& c) { return std::string(argv[a]) == c.name; }))
-      return std::fprintf(stderr, "usage: %s [vgg|resnet-stem|pool3d|half-bf16]...\n", argv[0]), 2;
-  int rc = 0;
-  for (const Case& c : cases) {
-    bool wanted = argc == 1;
-    for (int a = 1; a < argc; ++a) wanted = wanted || std::string(argv[a]) == c.name;
-    if (wanted) rc |= run(c);
-  }
-  return rc;
+  return run_named_cases(argc, argv, {"vgg", "resnet-stem", "pool3d", "half-bf16"}, run);
 }

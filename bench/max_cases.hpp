@@ -1,0 +1,60 @@
+// The max-pooling cases of shared/BENCH_CASES.md that the standalone C++ bench programs time channels-last
+// (bench/plain_loop_nhwc_max.cpp, bench/onednn/onednn_vs_poolkit.cpp), and the choice of some of them by name
+// from a program's arguments.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "poolkit/poolkit.hpp"
+
+struct MaxCase {
+  const char* name;
+  std::vector<int64_t> shape;  // N, C, then 2 or 3 spatial sizes
+  int64_t k, s, p;             // window, stride and padding, the same along every spatial axis
+  bool bf16;                   // bfloat16, else float32
+  int rank() const { return int(shape.size()) - 2; }
+  std::vector<int64_t> out_shape() const {
+    std::vector<int64_t> o = shape;
+    for (size_t d = 2; d < o.size(); ++d) o[d] = (shape[d] + 2 * p - k) / s + 1;
+    return o;
+  }
+  poolkit::Geometry geometry() const {
+    const size_t r = size_t(rank());
+    return poolkit::torch_geometry(std::vector<int64_t>(shape.begin() + 2, shape.end()), std::vector<int64_t>(r, k),
+                                   std::vector<int64_t>(r, s), std::vector<int64_t>(r, p),
+                                   std::vector<int64_t>(r, 1), false);
+  }
+};
+
+inline const std::vector<MaxCase> kMaxCases = {{"vgg", {32, 128, 112, 112}, 2, 2, 0, false},
+                                               {"resnet-stem", {32, 64, 112, 112}, 3, 2, 1, false},
+                                               {"pool3d", {8, 64, 32, 32, 32}, 2, 2, 0, false},
+                                               {"half-bf16", {32, 64, 112, 112}, 3, 2, 1, true}};
+
+// run(case) for each of the cases `names` that argv names, every one of them where argv names none, in kMaxCases'
+// order; a name not among them is a usage error (status 2). Returns the OR of run's statuses.
+template <class F>
+int run_named_cases(int argc, char** argv, const std::vector<std::string>& names, F&& run) {
+  auto named = [&](const std::string& n) {
+    for (int a = 1; a < argc; ++a)
+      if (n == argv[a]) return true;
+    return argc == 1;
+  };
+  for (int a = 1; a < argc; ++a) {
+    bool known = false;
+    for (const std::string& n : names) known = known || n == argv[a];
+    if (!known) {
+      std::string usage;
+      for (const std::string& n : names) usage += (usage.empty() ? "" : "|") + n;
+      return std::fprintf(stderr, "usage: %s [%s]...\n", argv[0], usage.c_str()), 2;
+    }
+  }
+  int rc = 0;
+  for (const MaxCase& c : kMaxCases)
+    for (const std::string& n : names)
+      if (n == c.name && named(n)) rc |= run(c);
+  return rc;
+}
