@@ -442,9 +442,9 @@ HWY_NOINLINE void max_rows(const ForwardJob& j) {
       }
     };
     // four vectors at a time for windows of over 8 taps and for the 2x2 windows of float channels-last groups
-    // without a wide index: vgg's channels-last forward 1.05-1.1x faster (no index) and 1.03x (uint8 argmax)
-    // in one process with oneDNN's; pool3d's 8 taps ran no faster so, int64 indices 1.04x slower (bench/RESULTS.md,
-    // session 46)
+    // without a wide index: vgg's channels-last forward 1.08-1.12x faster without an index, 1.04-1.06x with the
+    // uint8 argmax (in one process with oneDNN's); pool3d's 8 taps ran no faster so, int64 indices 1.04x slower
+    // (bench/RESULTS.md, session 46)
     constexpr bool kFourOf4 = kTaps == 4 && M == kGroup && kIdx != kWideIndex && !kHalf<S>;
     int64_t k = walk_vectors<M, kHeld>(l, N, vec_end, j.ntaps > 8 || kFourOf4, vectors);
     // the rest one lane at a time, still without branches (on random data the compares mispredict) and with
@@ -533,8 +533,9 @@ HWY_NOINLINE void avg_rows(const ForwardJob& j) {
 template <class T, int kIdx, int M>
 void max_rows_for_taps(const ForwardJob& j) {
   if (j.ntaps == 4) return max_rows<T, kIdx, M, 4>(j);
-  // (2x2x2; channels-last groups too since their per-tap prefetch is off on Zen 4: pool3d's float32 forward there
-  // from 1.13-1.16x to 1.07-1.10x of a plain loop's time in the same process, bench/RESULTS.md session 46)
+  // (2x2x2, channels-last groups among them: pool3d's float32 forward from 1.13-1.16x to 1.07-1.10x of a plain
+  // loop's time in one process with their per-tap prefetch off, as on Zen 4, alike with it on; bench/RESULTS.md,
+  // session 46)
   if (j.ntaps == 8) return max_rows<T, kIdx, M, 8>(j);
   if (j.ntaps == 9) return max_rows<T, kIdx, M, 9>(j);
   return max_rows<T, kIdx, M, 0>(j);
