@@ -1,5 +1,5 @@
 // The max-pooling cases of shared/BENCH_CASES.md that the standalone C++ bench programs time channels-last
-// (bench/plain_loop_nhwc_max.cpp, bench/onednn/onednn_vs_poolkit.cpp), and the choice of some of them by name
+// (bench/plain_loop_nhwc_max.cpp, bench/onednn/onednn_vs_poolkit.cpp, bench/group_prefetch.cpp), and the choice of some of them by name
 // from a program's arguments.
 #pragma once
 
@@ -16,16 +16,16 @@ struct MaxCase {
   int64_t k, s, p;             // window, stride and padding, the same along every spatial axis
   bool bf16;                   // bfloat16, else float32
   int rank() const { return int(shape.size()) - 2; }
-  std::vector<int64_t> out_shape() const {
-    std::vector<int64_t> o = shape;
-    for (size_t d = 2; d < o.size(); ++d) o[d] = (shape[d] + 2 * p - k) / s + 1;
-    return o;
-  }
   poolkit::Geometry geometry() const {
     const size_t r = size_t(rank());
     return poolkit::torch_geometry(std::vector<int64_t>(shape.begin() + 2, shape.end()), std::vector<int64_t>(r, k),
                                    std::vector<int64_t>(r, s), std::vector<int64_t>(r, p),
                                    std::vector<int64_t>(r, 1), false);
+  }
+  std::vector<int64_t> out_shape() const {  // N, C, then the geometry's output sizes
+    std::vector<int64_t> o(shape.begin(), shape.begin() + 2);
+    for (int64_t n : geometry().output_size()) o.push_back(n);
+    return o;
   }
 };
 
