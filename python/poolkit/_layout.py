@@ -163,7 +163,7 @@ TORCH = TorchKind()
 def batched(x, spatial_rank, name="input", allow_unbatched=True):
     """Returns (x as (N, C, spatial...), whether a batch axis was added). Unbatched (C, spatial...) inputs are
     accepted as PyTorch accepts them."""
-    nd = len(x.shape)
+    nd = x.ndim
     if nd == spatial_rank + 2:
         return x, False
     if allow_unbatched and nd == spatial_rank + 1:
@@ -176,7 +176,7 @@ def batched(x, spatial_rank, name="input", allow_unbatched=True):
 def require_nonempty(x, name="input"):
     """PyTorch's rule for pooling inputs: only the batch dimension may be 0 (adaptive average pooling in 1-D and
     2-D excepted, whose callers skip this)."""
-    if any(int(d) == 0 for d in x.shape[1:]):
+    if 0 in x.shape[1:]:
         raise ValueError(f"poolkit: {name}: every dimension but the batch must be non-zero, as in PyTorch "
                          f"(got shape {tuple(x.shape)})")
 

@@ -41,6 +41,7 @@ def test_cuda_tensor_without_the_cuda_backend(no_core, monkeypatch):
     from poolkit import _core
     monkeypatch.setattr(_core, "with_cuda", False, raising=False)
     monkeypatch.setattr(torch.Tensor, "is_cuda", property(lambda self: True))
+    monkeypatch.setattr(torch.Tensor, "is_cpu", property(lambda self: False))
     refused(lambda: pt.avg_pool2d(T, 2), "input", "CUDA tensor", "built without CUDA")
 
 

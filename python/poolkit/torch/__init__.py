@@ -2,6 +2,7 @@
 autograd (poolkit's own backward), zero-copy for channels-first and channels-last tensors. poolkit.torch.nn has
 the modules. The extra keywords of poolkit.functional (padding forms, data_format, convention) work here too."""
 import torch
+from torch import Tensor
 
 from .. import _core
 from .._layout import batched, from_data_format, require_nonempty, to_data_format, unbatch
@@ -37,8 +38,10 @@ _FLOAT32_SEQUENCE = (torch.float32, torch.float16, torch.bfloat16)
 
 
 def _check_tensor(x, name="input"):
-    if not isinstance(x, torch.Tensor):
+    if not isinstance(x, Tensor):
         raise TypeError(f"poolkit: {name}: must be a torch.Tensor (got {type(x).__name__})")
+    if x.is_cpu:  # (first: each step costs microseconds once a large kernel has left the caches cold)
+        return x
     if x.device.type not in ("cpu", "cuda"):
         raise TypeError(f"poolkit: {name}: must be a CPU or CUDA tensor (got device {x.device})")
     if x.is_cuda and not _core.with_cuda:

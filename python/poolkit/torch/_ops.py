@@ -67,16 +67,21 @@ def _scatter(v, idx, like):
 _NONE8 = (None,) * 8
 
 
+# Bound once: an eager call after a large kernel finds the caches cold, where each attribute looked up costs
+# microseconds (bench/torch_cold_calls.py).
+_is_compiling = torch.compiler.is_compiling
+_dispatch_modes, _function_mode, _functorch, _tracing_state, _profiling = (
+    torch._C._len_torch_dispatch_stack, torch._C._is_torch_function_mode_enabled,
+    torch._C._are_functorch_transforms_active, torch._C._get_tracing_state, torch._C._autograd._profiler_enabled)
+
+
 def _runs_plain(x):
     """Whether an operator on x may call its kernel without the dispatcher: an eager call that autograd does not
     record, on a plain tensor, with nothing that watches operators (torch.compile, a dispatch or function mode, a
     functorch transform, the JIT tracer, the profiler). The operator's layers then add nothing but their cost:
     0.1-0.3 ms once a large kernel has left the caches cold (bench/RESULTS.md, session 23)."""
-    C = torch._C
-    return not (torch.compiler.is_compiling() or type(x) is not Tensor or x.requires_grad
-                or C._len_torch_dispatch_stack() or C._is_torch_function_mode_enabled()
-                or C._are_functorch_transforms_active() or C._get_tracing_state() is not None
-                or C._autograd._profiler_enabled())
+    return not (_is_compiling() or type(x) is not Tensor or x.requires_grad or _dispatch_modes()
+                or _function_mode() or _functorch() or _tracing_state() is not None or _profiling())
 
 
 _LIB = torch.library.Library("poolkit", "FRAGMENT")
@@ -97,7 +102,7 @@ def _untracked(x):
     """Whether a call on x takes the nograd overload: torch.compile traces it, autograd records nothing, and no
     functorch transform (torch.func.grad, vmap) sees it. Eager calls keep the default overload (modes and the
     profiler see the same operator as before)."""
-    return torch.compiler.is_compiling() and not needs_grad(x) and not torch._C._are_functorch_transforms_active()
+    return _is_compiling() and not needs_grad(x) and not _functorch()
 
 
 def _load_cpu_kernels():
@@ -186,7 +191,7 @@ def refusing_in_graph(fn, returns_pair):
     to poolkit::refuse, which raises the same error when the compiled graph runs. returns_pair(args, kwargs): whether
     the call returns (output, indices)."""
     def call(*args, **kwargs):
-        if not torch.compiler.is_compiling():
+        if not _is_compiling():
             return fn(*args, **kwargs)
         try:
             return fn(*args, **kwargs)
