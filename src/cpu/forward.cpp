@@ -39,6 +39,7 @@ struct Forward {
   bool stream = false;  // see ForwardJob
 
   int64_t divisor(int64_t a, int64_t b, int64_t d) const {
+    if (is_max) return 1;  // (unused)
     if (opt.divisor_override) return *opt.divisor_override;
     bool inc = opt.count_include_pad;
     return g3.axes[0].divisor(a, inc) * g3.axes[1].divisor(b, inc) * g3.axes[2].divisor(d, inc);

@@ -109,6 +109,7 @@ bool blocks_pay(const Tables& tab) {
 
 PlaneCells plane_cells(const View5& v, int64_t T, int64_t H, int64_t W) {
   PlaneCells c;
+  c.offset.reserve(size_t(T * H * W));
   for (int64_t t = 0; t < T; ++t)
     for (int64_t h = 0; h < H; ++h)
       for (int64_t w = 0; w < W; ++w) {
