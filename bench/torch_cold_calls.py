@@ -1,7 +1,8 @@
-"""What an eager poolkit.torch call costs besides its kernel once the caches are cold, as after any large layer:
-small calls, each right after a 100 MB fill, poolkit.torch against torch.nn.functional, in turn, rep after rep
-(medians, microseconds); then whole large calls (the allocating rows of compare.py that such costs weigh on),
-each right after an untimed call of its own (milliseconds). Ratios above 1: poolkit faster.
+"""What an eager poolkit.torch call costs besides its kernel: small calls, each right after a 100 MB fill (the caches
+cold, as after any large layer), poolkit.torch against torch.nn.functional, in turn, rep after rep (medians,
+microseconds); inference-sized calls (one image) warm, back to back; then whole large calls (the allocating rows
+of compare.py that such costs weigh on), each right after an untimed call of its own (milliseconds). Ratios above
+1: poolkit faster.
 
 Usage: OMP_NUM_THREADS=2 .venv-pypi/bin/python bench/torch_cold_calls.py [--reps 200] [--large-reps 25]"""
 import argparse
@@ -21,6 +22,13 @@ SMALL = [  # (name, input shape, channels-last, call taking (module, x))
     ("adaptive_avg_pool2d 1", (1, 8, 7, 7), False, lambda m, x: m.adaptive_avg_pool2d(x, 1)),
     ("adaptive_max_pool2d 3", (1, 8, 7, 7), False, lambda m, x: m.adaptive_max_pool2d(x, 3)),
     ("max_pool3d k2", (1, 8, 8, 8, 8), False, lambda m, x: m.max_pool3d(x, 2)),
+]
+ONE_IMAGE = [  # batch 1 of the layers of BENCH_CASES.md's models
+    ("resnet-stem, 1 image", (1, 64, 112, 112), False, lambda m, x: m.max_pool2d(x, 3, 2, 1)),
+    ("resnet-stem, 1 image, channels-last", (1, 64, 112, 112), True, lambda m, x: m.max_pool2d(x, 3, 2, 1)),
+    ("gap, 1 image", (1, 2048, 7, 7), False, lambda m, x: m.adaptive_avg_pool2d(x, 1)),
+    ("gap, 1 image, channels-last", (1, 2048, 7, 7), True, lambda m, x: m.adaptive_avg_pool2d(x, 1)),
+    ("vgg, 1 image", (1, 128, 112, 112), False, lambda m, x: m.max_pool2d(x, 2)),
 ]
 LARGE = [  # compare.py's cases (BENCH_CASES.md)
     ("gap NCHW", (256, 2048, 7, 7), False, lambda m, x: m.adaptive_avg_pool2d(x, 1)),
@@ -45,6 +53,7 @@ def timed(f):
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--reps", type=int, default=200)
+    p.add_argument("--warm-reps", type=int, default=300)
     p.add_argument("--large-reps", type=int, default=25)
     a = p.parse_args()
     torch.set_num_threads(2)
@@ -60,6 +69,16 @@ def main():
         for rep in range(a.reps):
             for k in (("PyTorch", "poolkit") if rep % 2 else ("poolkit", "PyTorch")):
                 fill.fill_(rep)
+                t[k].append(timed(both[k]) * 1e6)
+        m = {k: statistics.median(v) for k, v in t.items()}
+        print(f"  {name:38s} {m['PyTorch']:7.1f} {m['poolkit']:7.1f}  {m['PyTorch'] / m['poolkit']:.2f}x")
+    print("one image, warm: PyTorch us, poolkit us, poolkit's speed-up")
+    for name, shape, cl, call in ONE_IMAGE:
+        x = tensor(shape, cl)
+        both = {"PyTorch": lambda: call(F, x), "poolkit": lambda: call(pt, x)}
+        t = {k: [] for k in both}
+        for rep in range(a.warm_reps):
+            for k in (("PyTorch", "poolkit") if rep % 2 else ("poolkit", "PyTorch")):
                 t[k].append(timed(both[k]) * 1e6)
         m = {k: statistics.median(v) for k, v in t.items()}
         print(f"  {name:38s} {m['PyTorch']:7.1f} {m['poolkit']:7.1f}  {m['PyTorch'] / m['poolkit']:.2f}x")

@@ -1,5 +1,6 @@
 """Argument checks and the choice of the C++ geometry builder for each way of stating padding."""
 import operator
+from itertools import chain
 
 from . import _core
 
@@ -36,7 +37,7 @@ def int_list(v, name, allow_none=False):
 
 
 def spatial_size(x):
-    return [int(s) for s in x.shape[2:]]
+    return list(map(int, x.shape[2:]))  # (map, not a comprehension: no frame of its own on every call)
 
 
 _ONNX_AUTO_PAD = ("SAME_UPPER", "SAME_LOWER", "VALID", "NOTSET")
@@ -111,8 +112,7 @@ def flat_recipe(recipe):
     """A recipe (builder, int lists, floats, text, flag) flattened: builder, ints (the lists end to end), lens
     (their lengths), reals, text, flag; as torch operators' schemas carry it and the C++ builder takes it."""
     builder, lists, reals, text, flag = recipe
-    return (builder, [v for lst in lists for v in lst], [len(lst) for lst in lists], [float(r) for r in reals],
-            text, bool(flag))
+    return builder, list(chain.from_iterable(lists)), list(map(len, lists)), list(map(float, reals)), text, bool(flag)
 
 
 def build_geometry(recipe, in_size):
