@@ -39,7 +39,7 @@ struct Forward {
   bool stream = false;  // see ForwardJob
 
   int64_t divisor(int64_t a, int64_t b, int64_t d) const {
-    if (is_max) return 1;  // (unused)
+    if (is_max) return 1;  // (max pooling divides nothing)
     if (opt.divisor_override) return *opt.divisor_override;
     bool inc = opt.count_include_pad;
     return g3.axes[0].divisor(a, inc) * g3.axes[1].divisor(b, inc) * g3.axes[2].divisor(d, inc);
@@ -64,7 +64,7 @@ RowPlan plan_row(const Forward& f, int64_t ot, int64_t oh, bool whole_windows) {
   const AxisTable &A = f.tab.t, &B = f.tab.h, &W = f.tab.w;
   RowPlan p;
   const int64_t xs4 = f.x.s[4], dw = W.axis.step();
-  // sized once: a small call's fixed cost was mostly these lists growing (a 14x14 plane's forward, 8.9 us warm)
+  // sized once: a small call spent 18% of its time on these lists growing (bench/RESULTS.md, session 47)
   int64_t taps_w = whole_windows ? W.axis.kernel : 0;
   for (int64_t ow = 0; ow < W.axis.out; ++ow)
     if (!whole_windows || ow < W.full_begin || ow >= W.full_end) taps_w += W.last[ow] - W.first[ow];
