@@ -68,7 +68,7 @@ _NONE8 = (None,) * 8
 
 
 # Bound once: an eager call after a large kernel finds the caches cold, where each attribute looked up costs
-# microseconds (bench/torch_cold_calls.py).
+# microseconds (bench/torch_small_calls.py).
 _is_compiling = torch.compiler.is_compiling
 _dispatch_modes, _function_mode, _functorch, _tracing_state, _profiling = (
     torch._C._len_torch_dispatch_stack, torch._C._is_torch_function_mode_enabled,
