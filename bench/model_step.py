@@ -104,11 +104,14 @@ def pool_share(model, step):
     return pooled / total
 
 
-def alternate(variants, reps):
-    """variants: name -> step callable (already warmed up). One step of each per round; median seconds each."""
+def alternate(variants, reps, before=None):
+    """variants: name -> step callable (already warmed up). One step of each per round; median seconds each.
+    before(rep, f), where given, runs (untimed) ahead of each timed step f."""
     times = {k: [] for k in variants}
-    for _ in range(reps):
+    for rep in range(reps):
         for k, f in variants.items():
+            if before:
+                before(rep, f)
             t0 = time.perf_counter()
             f()
             times[k].append(time.perf_counter() - t0)

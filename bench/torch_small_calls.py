@@ -8,14 +8,13 @@ Usage: OMP_NUM_THREADS=2 .venv-pypi/bin/python bench/torch_small_calls.py [--rep
 import argparse
 import os
 import platform
-import statistics
 import sys
-import time
 
 import torch
 import torch.nn.functional as F
 
 import poolkit.torch as pt
+from model_step import alternate  # (bench/)
 
 
 def _max3(m, x):
@@ -58,21 +57,15 @@ def tensor(shape, channels_last):
 
 
 def race(shape, channels_last, call, reps, before):
-    """Median seconds of torch.nn.functional's and poolkit.torch's call, in turn (each rep starting with the other),
-    before(rep, f) run ahead of each timed call f; their outputs checked alike first."""
+    """Median seconds of torch.nn.functional's and poolkit.torch's call, in turn, before(rep, f) run ahead of each
+    timed call f; their outputs checked alike first."""
     x = tensor(shape, channels_last)
     both = {"PyTorch": lambda: call(F, x), "poolkit": lambda: call(pt, x)}
     ref, got = both["PyTorch"](), both["poolkit"]()
     for r, g in zip(*[v if isinstance(v, tuple) else (v,) for v in (ref, got)]):
         torch.testing.assert_close(g, r, rtol=1e-6, atol=1e-6)  # (a global mean's order differs in the last bit)
-    t = {k: [] for k in both}
-    for rep in range(reps):
-        for k in (("PyTorch", "poolkit") if rep % 2 else ("poolkit", "PyTorch")):
-            before(rep, both[k])
-            s = time.perf_counter()
-            both[k]()
-            t[k].append(time.perf_counter() - s)
-    return statistics.median(t["PyTorch"]), statistics.median(t["poolkit"])
+    t = alternate(both, reps, before)
+    return t["PyTorch"], t["poolkit"]
 
 
 def main():
