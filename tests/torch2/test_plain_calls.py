@@ -77,9 +77,19 @@ class _Functions(_Recording, TorchFunctionMode):
         return self._record(func, args, kwargs)
 
 
+@pytest.fixture(params=["cpp", "python"])
+def route(request, monkeypatch):
+    """The plain call's two kernels: the nograd overload's C++ kernel through the dispatcher (host tensors, where
+    _cpu_kernels.so is loaded) and the Python engine, called directly (every other tensor), which alone relies on
+    _runs_plain to leave to the operator the calls that a tool watches."""
+    if request.param == "python":
+        monkeypatch.setattr(_ops, "_cpp_plain", lambda x: False)
+    return request.param
+
+
 @pytest.mark.parametrize("mode", [_Dispatched, _Functions])
 @pytest.mark.parametrize("call", CALLS, ids=lambda c: "")
-def test_modes_see_the_operator(call, mode):
+def test_modes_see_the_operator(call, mode, route):
     pk, tf, name = call
     x = _x(2, 3, 9, 8)
     with mode() as m:
@@ -89,7 +99,7 @@ def test_modes_see_the_operator(call, mode):
 
 
 @pytest.mark.parametrize("call", CALLS, ids=lambda c: "")
-def test_profiler_sees_the_operator(call):
+def test_profiler_sees_the_operator(call, route):
     pk, _, name = call
     with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
         pk(_x(2, 3, 9, 8))
@@ -97,7 +107,7 @@ def test_profiler_sees_the_operator(call):
 
 
 @pytest.mark.parametrize("call", CALLS, ids=lambda c: "")
-def test_jit_trace_records_the_operator(call):
+def test_jit_trace_records_the_operator(call, route):
     pk, tf, name = call
     x = _x(2, 3, 9, 8)
     traced = torch.jit.trace(pk, x, check_trace=False)
@@ -107,7 +117,7 @@ def test_jit_trace_records_the_operator(call):
 
 @pytest.mark.filterwarnings("ignore:There is a performance drop")  # vmap's fallback: the calls one by one
 @pytest.mark.parametrize("call", CALLS, ids=lambda c: "")
-def test_vmap_over_a_batch_of_batches(call):
+def test_vmap_over_a_batch_of_batches(call, route):
     pk, tf, _ = call
     xs = _x(4, 2, 3, 9, 8)
     out = torch.func.vmap(pk)(xs)
