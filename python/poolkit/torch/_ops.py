@@ -202,6 +202,40 @@ def refusing_in_graph(fn, returns_pair):
     return functools.wraps(fn)(call)
 
 
+def _autograd(op, backward=None, setup_context=None):
+    """Registers op's backward with torch.library and returns op as poolkit calls it: under a torch.func transform
+    (grad, vjp, jacrev, and vmap over them) through an autograd.Function of the same two functions, in the form those
+    transforms take (they refuse the wrapper that torch 2.15's register_autograd generates, which defines no
+    setup_context: pytorch/pytorch#168393); otherwise op itself (torch.compile, autograd and the dispatcher's tools
+    keep seeing the registered operator). Without a backward (the backward of a pool that has no second
+    derivative), differentiating op raises, under a transform as without."""
+    if backward:
+        op.register_autograd(backward, setup_context=setup_context)
+
+    class Transformable(torch.autograd.Function):
+        generate_vmap_rule = True
+
+        @staticmethod
+        def forward(*args):
+            return op(*args)
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            ctx.n_inputs = len(inputs)
+            if setup_context:
+                setup_context(ctx, inputs, output)
+
+        @staticmethod
+        def backward(ctx, *grads):
+            if not backward:
+                raise RuntimeError(f"poolkit::{op._name} has no derivative: the pool it serves has no second one")
+            return backward(ctx, *grads)[:ctx.n_inputs]  # (one per argument given; defaulted ones were not)
+
+    def call(*args):
+        return Transformable.apply(*args) if not _is_compiling() and _functorch() else op(*args)
+    return call
+
+
 # ---- max pooling (sliding, adaptive, global) ----------------------------------------------------------------------
 
 
@@ -247,7 +281,7 @@ def _max_pool_grad(ctx, dy, _):
     return (_max_pool_backward(dy, am, x, *ctx.geo),) + _NONE8[:8]
 
 
-_max_pool.register_autograd(_max_pool_grad, setup_context=_max_pool_setup)
+_max_pool = _autograd(_max_pool, _max_pool_grad, _max_pool_setup)
 
 
 def _max_pool_backward_setup(ctx, inputs, output):
@@ -263,7 +297,7 @@ def _max_pool_backward_grad(ctx, ddx):
     return (_gather(ddx, am),) + _NONE8[:8]
 
 
-_max_pool_backward.register_autograd(_max_pool_backward_grad, setup_context=_max_pool_backward_setup)
+_max_pool_backward = _autograd(_max_pool_backward, _max_pool_backward_grad, _max_pool_backward_setup)
 
 
 def _cpp_plain(x):
@@ -325,7 +359,7 @@ def _fractional_grad(ctx, dy, _):
     return (_fractional_backward(dy, am, samples, x, *ctx.geo),) + _NONE8 + (None,)
 
 
-_fractional.register_autograd(_fractional_grad, setup_context=_fractional_setup)
+_fractional = _autograd(_fractional, _fractional_grad, _fractional_setup)
 
 
 def _fractional_backward_setup(ctx, inputs, output):
@@ -341,7 +375,7 @@ def _fractional_backward_grad(ctx, ddx):
     return (_gather(ddx, am),) + _NONE8 + (None,)
 
 
-_fractional_backward.register_autograd(_fractional_backward_grad, setup_context=_fractional_backward_setup)
+_fractional_backward = _autograd(_fractional_backward, _fractional_backward_grad, _fractional_backward_setup)
 
 
 def fractional_max_pool(x, recipe, samples, return_indices):
@@ -391,7 +425,7 @@ def _avg_pool_grad(ctx, dy):
     return (_avg_pool_backward(dy, x, *ctx.rest),) + _NONE8
 
 
-_avg_pool.register_autograd(_avg_pool_grad, setup_context=_avg_pool_setup)
+_avg_pool = _autograd(_avg_pool, _avg_pool_grad, _avg_pool_setup)
 
 
 def _avg_pool_backward_setup(ctx, inputs, output):
@@ -402,7 +436,7 @@ def _avg_pool_backward_grad(ctx, ddx):
     return (_avg_pool(ddx, *ctx.rest), None) + _NONE8  # the backward is linear in dy: its adjoint is the forward
 
 
-_avg_pool_backward.register_autograd(_avg_pool_backward_grad, setup_context=_avg_pool_backward_setup)
+_avg_pool_backward = _autograd(_avg_pool_backward, _avg_pool_backward_grad, _avg_pool_backward_setup)
 
 
 def avg_pool(x, recipe, count_include_pad, divisor_override):
@@ -451,7 +485,7 @@ def _lp_pool_grad(ctx, dy):
     return (_lp_pool_backward(dy, x, *ctx.rest),) + _NONE8
 
 
-_lp_pool.register_autograd(_lp_pool_grad, setup_context=_save_input_setup)
+_lp_pool = _autograd(_lp_pool, _lp_pool_grad, _save_input_setup)
 
 
 def _lp_backward_as_avg(dy, x, geo, p, convention):
@@ -483,7 +517,7 @@ def _lp_pool_backward_grad(ctx, ddx):
     return (ddy, dxx) + _NONE8
 
 
-_lp_pool_backward.register_autograd(_lp_pool_backward_grad, setup_context=_lp_pool_backward_setup)
+_lp_pool_backward = _autograd(_lp_pool_backward, _lp_pool_backward_grad, _lp_pool_backward_setup)
 
 
 def lp_pool(x, recipe, norm_type, convention):
@@ -514,12 +548,15 @@ def _(dy, x, *rest):
     return _fake_grad_input(dy, x)
 
 
+_stochastic_backward = _autograd(_stochastic_backward)
+
+
 def _stochastic_grad(ctx, dy):
     (x,) = ctx.saved_tensors
     return (_stochastic_backward(dy, x, *ctx.rest),) + _NONE8
 
 
-_stochastic.register_autograd(_stochastic_grad, setup_context=_save_input_setup)
+_stochastic = _autograd(_stochastic, _stochastic_grad, _save_input_setup)
 
 
 def stochastic_pool(x, recipe, training, seed):
@@ -555,6 +592,9 @@ def _(dy, x, lambda_, *rest):
     return _fake_grad_input(dy, x), torch.empty((), dtype=lambda_.dtype, device=lambda_.device)
 
 
+_mixed_backward = _autograd(_mixed_backward)
+
+
 def _mixed_setup(ctx, inputs, output):
     ctx.rest = inputs[2:]
     ctx.save_for_backward(inputs[0], inputs[1])
@@ -566,7 +606,7 @@ def _mixed_grad(ctx, dy):
     return (dx, dl) + _NONE8
 
 
-_mixed.register_autograd(_mixed_grad, setup_context=_mixed_setup)
+_mixed = _autograd(_mixed, _mixed_grad, _mixed_setup)
 
 
 def mixed_pool(x, lambda_, recipe, count_include_pad, divisor_override):
@@ -610,7 +650,7 @@ def _unpool_grad(ctx, dy):
     return _max_unpool_backward(dy, idx), None, None, None, None, None
 
 
-_max_unpool.register_autograd(_unpool_grad, setup_context=_unpool_setup)
+_max_unpool = _autograd(_max_unpool, _unpool_grad, _unpool_setup)
 
 
 def _unpool_backward_setup(ctx, inputs, output):
@@ -622,7 +662,7 @@ def _unpool_backward_grad(ctx, ddx):
     return _scatter(ddx, idx, dy), None
 
 
-_max_unpool_backward.register_autograd(_unpool_backward_grad, setup_context=_unpool_backward_setup)
+_max_unpool_backward = _autograd(_max_unpool_backward, _unpool_backward_grad, _unpool_backward_setup)
 
 
 max_unpool = _max_unpool

@@ -1,0 +1,91 @@
+"""torch.func's transforms over poolkit.torch (grad, vjp through jacrev, vmap of grad, grad of grad): the gradients
+of torch.nn.functional's pools under the same transforms are the oracle; for poolkit's own pools, autograd's
+gradients of the same call. (torch 2.15 refuses torch.func.grad over operators whose backward comes from
+torch.library.register_autograd: poolkit.torch._ops._autograd routes those calls through an autograd.Function.)"""
+import pytest
+import torch
+import torch.nn.functional as F
+
+import poolkit.torch as pt
+
+
+def _x(*shape):
+    return torch.rand(*shape, generator=torch.Generator().manual_seed(3), dtype=torch.float64)
+
+
+_SAMPLES = torch.rand(2, 3, 2, dtype=torch.float64, generator=torch.Generator().manual_seed(4))
+
+LIKE_TORCH = {  # poolkit.torch's call and PyTorch's
+    "max_pool2d": (lambda m, t: m.max_pool2d(t, 3, 2, 1)),
+    "max_pool2d indices": (lambda m, t: m.max_pool2d(t, 2, return_indices=True)[0]),
+    "max_pool3d": (lambda m, t: m.max_pool3d(t.reshape(*t.shape[:2], 9, 2, 4), 2)),
+    "avg_pool2d": (lambda m, t: m.avg_pool2d(t, 3, 2, 1)),
+    "adaptive_avg_pool2d": (lambda m, t: m.adaptive_avg_pool2d(t, 3)),
+    "adaptive_max_pool2d": (lambda m, t: m.adaptive_max_pool2d(t, 3)),
+    "lp_pool2d": (lambda m, t: m.lp_pool2d(t, 2, 2)),
+    "max_unpool2d": (lambda m, t: m.max_unpool2d(*m.max_pool2d(t, 2, return_indices=True), 2)),
+    "fractional_max_pool2d": (lambda m, t: m.fractional_max_pool2d(t, 2, output_size=4, _random_samples=_SAMPLES)),
+}
+POOLKIT_ONLY = {
+    "mixed_pool2d": lambda t: pt.mixed_pool2d(t, 2, lambda_=0.3),
+    "stochastic_pool2d": lambda t: pt.stochastic_pool2d(t, 2, seed=5),
+}
+
+
+def _loss(f):
+    return lambda t: f(t).pow(2).sum()
+
+
+@pytest.mark.parametrize("name", LIKE_TORCH)
+def test_grad_like_pytorch(name):
+    call, x = LIKE_TORCH[name], _x(2, 3, 9, 8)
+    got = torch.func.grad(_loss(lambda t: call(pt, t)))(x)
+    torch.testing.assert_close(got, torch.func.grad(_loss(lambda t: call(F, t)))(x))
+
+
+@pytest.mark.parametrize("name", POOLKIT_ONLY)
+def test_grad_like_autograd(name):
+    f, x = POOLKIT_ONLY[name], _x(2, 3, 9, 8)
+    xr = x.clone().requires_grad_()
+    (want,) = torch.autograd.grad(_loss(f)(xr), xr)
+    torch.testing.assert_close(torch.func.grad(_loss(f))(x), want)
+
+
+@pytest.mark.filterwarnings("ignore:There is a performance drop")  # vmap's fallback: the calls one by one
+@pytest.mark.parametrize("name", ["max_pool2d", "avg_pool2d", "lp_pool2d"])
+def test_per_sample_gradients(name):
+    call, x = LIKE_TORCH[name], _x(4, 3, 9, 8)
+
+    def per_sample(m):
+        return torch.func.vmap(torch.func.grad(_loss(lambda t: call(m, t[None]))))(x)
+    torch.testing.assert_close(per_sample(pt), per_sample(F))
+
+
+@pytest.mark.parametrize("name", ["max_pool2d", "avg_pool2d", "adaptive_max_pool2d"])
+def test_jacobian(name):
+    call, x = LIKE_TORCH[name], _x(1, 2, 6, 5)
+    torch.testing.assert_close(torch.func.jacrev(lambda t: call(pt, t))(x), torch.func.jacrev(lambda t: call(F, t))(x))
+
+
+@pytest.mark.parametrize("name", ["max_pool2d", "avg_pool2d", "max_unpool2d"])
+def test_grad_of_grad(name):
+    call, x = LIKE_TORCH[name], _x(2, 3, 9, 8)
+
+    def second(m):
+        inner = torch.func.grad(lambda t: call(m, t).pow(3).sum())
+        return torch.func.grad(lambda t: inner(t).pow(2).sum())(x)
+    torch.testing.assert_close(second(pt), second(F))
+
+
+def test_no_second_derivative_raises():
+    inner = torch.func.grad(lambda t: pt.mixed_pool2d(t, 2).pow(3).sum())
+    with pytest.raises(RuntimeError, match="mixed_pool_backward has no derivative"):
+        torch.func.grad(lambda t: inner(t).sum())(_x(2, 3, 9, 8))
+
+
+def test_compiled_grad():
+    """torch.compile over torch.func.grad: the transform's region runs eagerly (a graph break; with fullgraph=True
+    torch 2.15 itself refuses registered operators there)."""
+    x = _x(2, 3, 9, 8)
+    got = torch.compile(torch.func.grad(_loss(lambda t: pt.max_pool2d(t, 3, 2, 1))))(x)
+    torch.testing.assert_close(got, torch.func.grad(_loss(lambda t: F.max_pool2d(t, 3, 2, 1)))(x))
