@@ -202,15 +202,40 @@ def refusing_in_graph(fn, returns_pair):
     return functools.wraps(fn)(call)
 
 
-def _autograd(op, backward=None, setup_context=None):
+def _fold_vmap(op):
+    """Registers op's vmap rule: the mapped axis joins the leading (batch) axis of every tensor argument, each
+    (N, C, ...) or empty, and leaves the outputs' again, so that vmap calls op once (pooling is per plane; without a
+    rule torch.func.vmap calls it once per mapped index). An argument not mapped is expanded (a copy)."""
+    def fold(t, d, b):
+        if not isinstance(t, Tensor):
+            return t
+        t = t.expand(b, *t.shape) if d is None else t.movedim(d, 0)
+        return t.reshape(t.shape[0] * t.shape[1], *t.shape[2:])
+
+    def unfold(y, b):
+        return y.reshape(b, y.shape[0] // b, *y.shape[1:])
+
+    def rule(info, in_dims, *args):
+        b = info.batch_size
+        out = op(*(fold(a, d, b) for a, d in zip(args, in_dims)))
+        if isinstance(out, tuple):
+            return tuple(unfold(y, b) for y in out), (0,) * len(out)
+        return unfold(out, b), 0
+    op.register_vmap(rule)
+
+
+def _autograd(op, backward=None, setup_context=None, fold_vmap=True):
     """Registers op's backward with torch.library and returns op as poolkit calls it: under a torch.func transform
     (grad, vjp, jacrev, and vmap over them) through an autograd.Function of the same two functions, in the form those
     transforms take (they refuse the wrapper that torch 2.15's register_autograd generates, which defines no
     setup_context: pytorch/pytorch#168393); otherwise op itself (torch.compile, autograd and the dispatcher's tools
     keep seeing the registered operator). Without a backward (the backward of a pool that has no second
-    derivative), differentiating op raises, under a transform as without."""
+    derivative), differentiating op raises, under a transform as without. fold_vmap: register _fold_vmap's rule
+    (not for pools whose arguments are not all per plane, or that draw random numbers)."""
     if backward:
         op.register_autograd(backward, setup_context=setup_context)
+    if fold_vmap:
+        _fold_vmap(op)
 
     class Transformable(torch.autograd.Function):
         generate_vmap_rule = True
@@ -548,7 +573,7 @@ def _(dy, x, *rest):
     return _fake_grad_input(dy, x)
 
 
-_stochastic_backward = _autograd(_stochastic_backward)
+_stochastic_backward = _autograd(_stochastic_backward, fold_vmap=False)
 
 
 def _stochastic_grad(ctx, dy):
@@ -556,7 +581,7 @@ def _stochastic_grad(ctx, dy):
     return (_stochastic_backward(dy, x, *ctx.rest),) + _NONE8
 
 
-_stochastic = _autograd(_stochastic, _stochastic_grad, _save_input_setup)
+_stochastic = _autograd(_stochastic, _stochastic_grad, _save_input_setup, fold_vmap=False)
 
 
 def stochastic_pool(x, recipe, training, seed):
@@ -592,7 +617,7 @@ def _(dy, x, lambda_, *rest):
     return _fake_grad_input(dy, x), torch.empty((), dtype=lambda_.dtype, device=lambda_.device)
 
 
-_mixed_backward = _autograd(_mixed_backward)
+_mixed_backward = _autograd(_mixed_backward, fold_vmap=False)
 
 
 def _mixed_setup(ctx, inputs, output):
@@ -606,7 +631,7 @@ def _mixed_grad(ctx, dy):
     return (dx, dl) + _NONE8
 
 
-_mixed = _autograd(_mixed, _mixed_grad, _mixed_setup)
+_mixed = _autograd(_mixed, _mixed_grad, _mixed_setup, fold_vmap=False)
 
 
 def mixed_pool(x, lambda_, recipe, count_include_pad, divisor_override):
