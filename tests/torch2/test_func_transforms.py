@@ -75,7 +75,7 @@ def test_jacobian(name):
     torch.testing.assert_close(torch.func.jacrev(lambda t: call(pt, t))(x), torch.func.jacrev(lambda t: call(F, t))(x))
 
 
-@pytest.mark.parametrize("name", ["max_pool2d", "avg_pool2d", "max_unpool2d"])
+@pytest.mark.parametrize("name", ["max_pool2d", "avg_pool2d", "max_unpool2d", "lp_pool2d"])
 def test_grad_of_grad(name):
     call, x = LIKE_TORCH[name], _x(2, 3, 9, 8)
 

@@ -535,11 +535,9 @@ def _lp_pool_backward_setup(ctx, inputs, output):
 
 def _lp_pool_backward_grad(ctx, ddx):
     dy, x = ctx.saved_tensors
-    with torch.enable_grad():
-        dy_, x_ = dy.detach().requires_grad_(True), x.detach().requires_grad_(True)
-        dx = _lp_backward_as_avg(dy_, x_, ctx.geo, ctx.p, ctx.convention)
-        ddy, dxx = torch.autograd.grad(dx, (dy_, x_), ddx)
-    return (ddy, dxx) + _NONE8
+    # (torch.func.vjp, not autograd.grad of inputs made to require grad: torch.func's transforms refuse that)
+    _, vjp = torch.func.vjp(lambda dy_, x_: _lp_backward_as_avg(dy_, x_, ctx.geo, ctx.p, ctx.convention), dy, x)
+    return vjp(ddx) + _NONE8
 
 
 _lp_pool_backward = _autograd(_lp_pool_backward, _lp_pool_backward_grad, _lp_pool_backward_setup)
