@@ -1,7 +1,6 @@
-"""torch.func's transforms over poolkit.torch (grad, vjp through jacrev, vmap of grad, grad of grad), vmap in one
-call per operator: the gradients
-of torch.nn.functional's pools under the same transforms are the oracle; for poolkit's own pools, autograd's
-gradients of the same call. (torch 2.15 refuses torch.func.grad over operators whose backward comes from
+"""torch.func's transforms over poolkit.torch (grad, vjp through jacrev, vmap of grad, grad of grad), and vmap in one
+call per operator. The oracle: PyTorch's pools' gradients under the same transforms; for poolkit's own pools,
+autograd's gradients of the same call. (torch 2.15 refuses torch.func.grad over operators whose backward comes from
 torch.library.register_autograd: poolkit.torch._ops._autograd routes those calls through an autograd.Function.)"""
 import pytest
 import torch

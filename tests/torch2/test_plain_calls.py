@@ -115,7 +115,6 @@ def test_jit_trace_records_the_operator(call, route):
     _same(traced(_x(2, 3, 9, 8) + 1), tf(_x(2, 3, 9, 8) + 1))
 
 
-@pytest.mark.filterwarnings("ignore:There is a performance drop")  # vmap's fallback: the calls one by one
 @pytest.mark.parametrize("call", CALLS, ids=lambda c: "")
 def test_vmap_over_a_batch_of_batches(call, route):
     pk, tf, _ = call
