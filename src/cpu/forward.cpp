@@ -64,11 +64,9 @@ RowPlan plan_row(const Forward& f, int64_t ot, int64_t oh, bool whole_windows) {
   const AxisTable &A = f.tab.t, &B = f.tab.h, &W = f.tab.w;
   RowPlan p;
   const int64_t xs4 = f.x.s[4], dw = W.axis.step();
-  // sized once: a small call spent 18% of its time on these lists growing (bench/RESULTS.md, session 47)
-  int64_t taps_w = whole_windows ? W.axis.kernel : 0;
-  for (int64_t ow = 0; ow < W.axis.out; ++ow)
-    if (!whole_windows || ow < W.full_begin || ow >= W.full_end) taps_w += W.last[ow] - W.first[ow];
-  const size_t taps = size_t((A.last[ot] - A.first[ot]) * (B.last[oh] - B.first[oh]) * taps_w);
+  // sized once, for a window of `kernel` taps per output (at most that but along global axes, where the lists may
+  // still grow; a small call had spent 18% of its time on them growing: bench/RESULTS.md, session 47)
+  const size_t taps = size_t((A.last[ot] - A.first[ot]) * (B.last[oh] - B.first[oh]) * W.axis.kernel * W.axis.out);
   p.off.reserve(taps), p.code.reserve(taps), p.singles.reserve(size_t(W.axis.out));
   if (whole_windows) {
     const int64_t w0 = W.origin[W.full_begin];
