@@ -257,7 +257,8 @@ def _autograd(op, backward=None, setup_context=None, fold_vmap=True):
             return backward(ctx, *grads)[:ctx.n_inputs]  # (one per argument given; defaulted ones were not)
 
     def call(*args):
-        return Transformable.apply(*args) if not _is_compiling() and _functorch() else op(*args)
+        # (the C function first: every call autograd records passes here)
+        return Transformable.apply(*args) if _functorch() and not _is_compiling() else op(*args)
     return call
 
 
