@@ -1,9 +1,12 @@
-"""torch.func's transforms over poolkit.torch (grad, vjp through jacrev, vmap of grad, grad of grad), and vmap in one
-call per operator. The oracle: PyTorch's pools' gradients under the same transforms; for poolkit's own pools,
-autograd's gradients of the same call. (torch 2.15 refuses torch.func.grad over operators whose backward comes from
-torch.library.register_autograd: poolkit.torch._ops._autograd routes those calls through an autograd.Function.)"""
+"""torch.func's transforms over poolkit.torch (grad, vjp through jacrev, vmap of grad, grad of grad; forward mode:
+jvp, jacfwd, hessian, and torch.autograd.forward_ad's dual tensors), and vmap in one call per operator. The oracle:
+PyTorch's pools' derivatives under the same transforms; for poolkit's own pools, autograd's gradients of the same
+call, or the same pool written with PyTorch's max and average pooling. (torch 2.15 refuses torch.func.grad over
+operators whose backward comes from torch.library.register_autograd, and such operators have no forward
+derivative: poolkit.torch._ops._autograd routes those calls through an autograd.Function.)"""
 import pytest
 import torch
+import torch.autograd.forward_ad as fwAD
 import torch.nn.functional as F
 
 import poolkit.torch as pt
@@ -96,3 +99,71 @@ def test_compiled_grad():
     x = _x(2, 3, 9, 8)
     got = torch.compile(torch.func.grad(_loss(lambda t: pt.max_pool2d(t, 3, 2, 1))))(x)
     torch.testing.assert_close(got, torch.func.grad(_loss(lambda t: F.max_pool2d(t, 3, 2, 1)))(x))
+
+
+# ---- forward mode -------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", LIKE_TORCH)
+@pytest.mark.parametrize("layout", ["nchw", "nhwc"])
+def test_jvp_like_pytorch(name, layout):
+    call, x, t = LIKE_TORCH[name], _x(2, 3, 9, 8), _x(2, 3, 9, 8).flip(0)
+    if layout == "nhwc":
+        x, t = (v.contiguous(memory_format=torch.channels_last) for v in (x, t))
+    got = torch.func.jvp(lambda u: call(pt, u), (x,), (t,))[1]
+    torch.testing.assert_close(got, torch.func.jvp(lambda u: call(F, u), (x,), (t,))[1])
+
+
+@pytest.mark.parametrize("name", LIKE_TORCH)
+@pytest.mark.parametrize("requires_grad", [False, True])
+def test_dual_tensors_like_pytorch(name, requires_grad):
+    """Eager forward-mode AD: a dual tensor's tangent reaches the output (also on the calls that otherwise skip the
+    registered operator, _ops._runs_plain)."""
+    call, x, t = LIKE_TORCH[name], _x(2, 3, 9, 8), _x(2, 3, 9, 8).flip(0)
+    with fwAD.dual_level():
+        got, want = (fwAD.unpack_dual(call(m, fwAD.make_dual(x.clone().requires_grad_(requires_grad), t))).tangent
+                     for m in (pt, F))
+    assert got is not None
+    torch.testing.assert_close(got, want)
+
+
+@ONE_CALL
+@pytest.mark.parametrize("name", ["max_pool2d", "avg_pool2d", "adaptive_max_pool2d", "lp_pool2d"])
+def test_jacfwd(name):
+    call, x = LIKE_TORCH[name], _x(1, 2, 9, 8)
+    torch.testing.assert_close(torch.func.jacfwd(lambda t: call(pt, t))(x), torch.func.jacfwd(lambda t: call(F, t))(x))
+
+
+@pytest.mark.parametrize("name", LIKE_TORCH)
+def test_hessian_like_pytorch(name):
+    """jacfwd over jacrev: forward mode through each backward operator too."""
+    call, x = LIKE_TORCH[name], _x(2, 3, 9, 8)
+    want = torch.func.hessian(lambda t: call(F, t).pow(3).sum())(x)
+    torch.testing.assert_close(torch.func.hessian(lambda t: call(pt, t).pow(3).sum())(x), want)
+
+
+def test_mixed_pool_jvp():
+    """Mixed pooling's tangent in x and lambda_ against lambda_ * max + (1 - lambda_) * average written with PyTorch's
+    pools; lambda_'s tangent alone on a dual tensor too."""
+    x, t = _x(2, 3, 9, 8), _x(2, 3, 9, 8).flip(0)
+    lam, dlam = torch.tensor(0.3, dtype=torch.float64), torch.tensor(-1.5, dtype=torch.float64)
+
+    def mixed(u, lam_):
+        return lam_ * F.max_pool2d(u, 3, 2, 1) + (1 - lam_) * F.avg_pool2d(u, 3, 2, 1)
+
+    got = torch.func.jvp(lambda u, l: pt.mixed_pool2d(u, 3, 2, 1, lambda_=l), (x, lam), (t, dlam))[1]
+    torch.testing.assert_close(got, torch.func.jvp(mixed, (x, lam), (t, dlam))[1])
+    with fwAD.dual_level():
+        got = fwAD.unpack_dual(pt.mixed_pool2d(x, 3, 2, 1, lambda_=fwAD.make_dual(lam, dlam))).tangent
+    torch.testing.assert_close(got, dlam * (F.max_pool2d(x, 3, 2, 1) - F.avg_pool2d(x, 3, 2, 1)))
+
+
+def test_no_forward_derivative_raises():
+    """Stochastic pooling has no forward derivative; mixed and stochastic pooling no second one (hessian)."""
+    x = _x(2, 3, 9, 8)
+    with pytest.raises(RuntimeError, match="stochastic_pool has no forward-mode derivative"):
+        torch.func.jvp(lambda u: pt.stochastic_pool2d(u, 2, seed=5), (x,), (x,))
+    with fwAD.dual_level(), pytest.raises(RuntimeError, match="stochastic_pool has no forward-mode derivative"):
+        pt.stochastic_pool2d(fwAD.make_dual(x, x), 2, seed=5)
+    with pytest.raises(RuntimeError, match="mixed_pool_backward has no derivative"):
+        torch.func.hessian(lambda u: pt.mixed_pool2d(u, 2).pow(3).sum())(x[:1, :1])

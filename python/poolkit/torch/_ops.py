@@ -3,7 +3,7 @@ torch.library.custom_op: each with a fake kernel (shape, dtype, memory format, w
 autograd registered through the library, so that torch.compile, torch.export and opcheck see them. The geometry
 travels as its recipe (see poolkit._params.build_geometry), flattened into schema types; the C++ geometry is
 built inside the kernels. Second derivatives: max, fractional max, average, Lp and unpooling (not mixed and
-stochastic pooling). poolkit::refuse carries bad arguments found while torch.compile traces into the compiled
+stochastic pooling); forward derivatives (torch.func.jvp, forward_ad): all but stochastic pooling. poolkit::refuse carries bad arguments found while torch.compile traces into the compiled
 graph, which raises eager's error when it runs. Max and average pooling also have a 'nograd' overload without the
 autograd layer, with C++ kernels on host tensors where pip built them (_nograd_overload, _load_cpu_kernels)."""
 import ctypes
@@ -64,24 +64,46 @@ def _scatter(v, idx, like):
     return z.scatter(2, idx.flatten(2), v.flatten(2)).reshape(like.shape)
 
 
+def _int64_argmax(am, recompute):
+    """A max operator's argmax as PyTorch's int64 flat indices: am where it holds those, else recompute()'s (am is a
+    compact argmax, or none was kept)."""
+    if am.dtype == torch.int64:
+        return am
+    with torch.no_grad():
+        return recompute()
+
+
+def _along(op, args, tangents):
+    """The tangent of an operator linear in its first argument whose other arguments carry no derivative (indices,
+    or a tensor read for its shape): op of the first argument's tangent."""
+    return None if tangents[0] is None else op(tangents[0], *args[1:])
+
+
 _NONE8 = (None,) * 8
 
 
 # Bound once: an eager call after a large kernel finds the caches cold, where each attribute looked up costs
 # microseconds (bench/torch_small_calls.py).
 _is_compiling = torch.compiler.is_compiling
+_forward_levels = torch.autograd.forward_ad
 _dispatch_modes, _function_mode, _functorch, _tracing_state, _profiling = (
     torch._C._len_torch_dispatch_stack, torch._C._is_torch_function_mode_enabled,
     torch._C._are_functorch_transforms_active, torch._C._get_tracing_state, torch._C._autograd._profiler_enabled)
 
 
+def _forward_ad():
+    """Whether forward-mode AD is on (a torch.autograd.forward_ad.dual_level open): tensors may carry tangents."""
+    return _forward_levels._current_level >= 0
+
+
 def _runs_plain(x):
     """Whether an operator on x may call its kernel without the dispatcher: an eager call that autograd does not
     record, on a plain tensor, with nothing that watches operators (torch.compile, a dispatch or function mode, a
-    functorch transform, the JIT tracer, the profiler). The operator's layers then add nothing but their cost:
-    0.1-0.3 ms once a large kernel has left the caches cold (bench/RESULTS.md, session 23)."""
+    functorch transform, forward-mode AD, the JIT tracer, the profiler). The operator's layers then add nothing but
+    their cost: 0.1-0.3 ms once a large kernel has left the caches cold (bench/RESULTS.md, session 23)."""
     return not (_is_compiling() or type(x) is not Tensor or x.requires_grad or _dispatch_modes()
-                or _function_mode() or _functorch() or _tracing_state() is not None or _profiling())
+                or _function_mode() or _functorch() or _forward_ad() or _tracing_state() is not None
+                or _profiling())
 
 
 _LIB = torch.library.Library("poolkit", "FRAGMENT")
@@ -224,41 +246,77 @@ def _fold_vmap(op):
     op.register_vmap(rule)
 
 
-def _autograd(op, backward=None, setup_context=None, fold_vmap=True):
+class _Packed:
+    """A list argument of an operator, one leaf to torch.func: the vmap rule it generates for an autograd.Function
+    pairs forward-mode tangents (one per argument) with the arguments' flattened leaves (pytorch 2.15)."""
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+
+def _unpacked(args):
+    return [a.value if type(a) is _Packed else a for a in args]
+
+
+def _autograd(op, backward=None, setup_context=None, fold_vmap=True, jvp=None):
     """Registers op's backward with torch.library and returns op as poolkit calls it: under a torch.func transform
-    (grad, vjp, jacrev, and vmap over them) through an autograd.Function of the same two functions, in the form those
-    transforms take (they refuse the wrapper that torch 2.15's register_autograd generates, which defines no
-    setup_context: pytorch/pytorch#168393); otherwise op itself (torch.compile, autograd and the dispatcher's tools
-    keep seeing the registered operator). Without a backward (the backward of a pool that has no second
-    derivative), differentiating op raises, under a transform as without. fold_vmap: register _fold_vmap's rule
-    (not for pools whose arguments are not all per plane, or that draw random numbers)."""
+    (grad, vjp, jacrev, jvp, jacfwd, and vmap over them) or forward-mode AD (torch.autograd.forward_ad) through an
+    autograd.Function of the same two functions, in the form those transforms take (they refuse the wrapper that
+    torch 2.15's register_autograd generates, which defines no setup_context: pytorch/pytorch#168393, and that
+    wrapper has no forward derivative); otherwise op itself (torch.compile, autograd and the dispatcher's tools keep
+    seeing the registered operator). Without a backward (the backward of a pool that has no second derivative),
+    differentiating op raises, under a transform as without; so does forward mode without jvp. jvp(args, outputs,
+    tangents): op's outputs' tangents (None for integer outputs) from its arguments, outputs and the arguments'
+    tangents (None where none). fold_vmap: register _fold_vmap's rule (not for pools whose arguments are not all per
+    plane, or that draw random numbers)."""
     if backward:
         op.register_autograd(backward, setup_context=setup_context)
     if fold_vmap:
         _fold_vmap(op)
+    no_derivative = f"poolkit::{op._name} has no derivative: the pool it serves has no second one"
 
     class Transformable(torch.autograd.Function):
         generate_vmap_rule = True
 
         @staticmethod
         def forward(*args):
-            return op(*args)
+            return op(*_unpacked(args))
 
         @staticmethod
         def setup_context(ctx, inputs, output):
+            inputs = _unpacked(inputs)
             ctx.n_inputs = len(inputs)
             if setup_context:
                 setup_context(ctx, inputs, output)
+            # forward mode sees the arguments and outputs again; tensors only through save_for_forward
+            ctx.args, ctx.tensor_at = list(inputs), [i for i, a in enumerate(inputs) if isinstance(a, Tensor)]
+            for i in ctx.tensor_at:
+                ctx.args[i] = None
+            ctx.save_for_forward(*(inputs[i] for i in ctx.tensor_at), *(output if isinstance(output, tuple) else
+                                                                         (output,)))
 
         @staticmethod
         def backward(ctx, *grads):
             if not backward:
-                raise RuntimeError(f"poolkit::{op._name} has no derivative: the pool it serves has no second one")
+                raise RuntimeError(no_derivative)
             return backward(ctx, *grads)[:ctx.n_inputs]  # (one per argument given; defaulted ones were not)
+
+        @staticmethod
+        def jvp(ctx, *tangents):
+            if not jvp:
+                raise RuntimeError(no_derivative if not backward else f"poolkit::{op._name} has no forward-mode "
+                                   "derivative (torch.func.jvp, jacfwd, torch.autograd.forward_ad)")
+            saved, args = ctx.saved_tensors, list(ctx.args)
+            for k, i in enumerate(ctx.tensor_at):
+                args[i] = saved[k]
+            return jvp(args, saved[len(ctx.tensor_at):], tangents)
 
     def call(*args):
         # (the C function first: every call autograd records passes here)
-        return Transformable.apply(*args) if _functorch() and not _is_compiling() else op(*args)
+        if (_functorch() or _forward_ad()) and not _is_compiling():
+            return Transformable.apply(*(_Packed(a) if type(a) is list else a for a in args))
+        return op(*args)
     return call
 
 
@@ -307,7 +365,14 @@ def _max_pool_grad(ctx, dy, _):
     return (_max_pool_backward(dy, am, x, *ctx.geo),) + _NONE8[:8]
 
 
-_max_pool = _autograd(_max_pool, _max_pool_grad, _max_pool_setup)
+def _max_pool_jvp(args, outputs, tangents):
+    x, geo = args[0], args[1:7]
+    if tangents[0] is None:
+        return None, None
+    return _gather(tangents[0], _int64_argmax(outputs[1], lambda: _max_pool(x, *geo, True)[1])), None
+
+
+_max_pool = _autograd(_max_pool, _max_pool_grad, _max_pool_setup, jvp=_max_pool_jvp)
 
 
 def _max_pool_backward_setup(ctx, inputs, output):
@@ -317,13 +382,11 @@ def _max_pool_backward_setup(ctx, inputs, output):
 
 def _max_pool_backward_grad(ctx, ddx):
     am, x = ctx.saved_tensors
-    if am.dtype != torch.int64:
-        with torch.no_grad():
-            am = _max_pool(x, *ctx.geo, True)[1]
-    return (_gather(ddx, am),) + _NONE8[:8]
+    return (_gather(ddx, _int64_argmax(am, lambda: _max_pool(x, *ctx.geo, True)[1])),) + _NONE8[:8]
 
 
-_max_pool_backward = _autograd(_max_pool_backward, _max_pool_backward_grad, _max_pool_backward_setup)
+_max_pool_backward = _autograd(_max_pool_backward, _max_pool_backward_grad, _max_pool_backward_setup,
+                               jvp=lambda args, outputs, tangents: _along(_max_pool_backward, args, tangents))
 
 
 def _cpp_plain(x):
@@ -385,7 +448,14 @@ def _fractional_grad(ctx, dy, _):
     return (_fractional_backward(dy, am, samples, x, *ctx.geo),) + _NONE8 + (None,)
 
 
-_fractional = _autograd(_fractional, _fractional_grad, _fractional_setup)
+def _fractional_jvp(args, outputs, tangents):
+    x, samples, geo = args[0], args[1], args[2:8]
+    if tangents[0] is None:
+        return None, None
+    return _gather(tangents[0], _int64_argmax(outputs[1], lambda: _fractional(x, samples, *geo, True)[1])), None
+
+
+_fractional = _autograd(_fractional, _fractional_grad, _fractional_setup, jvp=_fractional_jvp)
 
 
 def _fractional_backward_setup(ctx, inputs, output):
@@ -395,13 +465,12 @@ def _fractional_backward_setup(ctx, inputs, output):
 
 def _fractional_backward_grad(ctx, ddx):
     am, samples, x = ctx.saved_tensors
-    if am.dtype != torch.int64:
-        with torch.no_grad():
-            am = _fractional(x, samples, *ctx.geo, True)[1]
+    am = _int64_argmax(am, lambda: _fractional(x, samples, *ctx.geo, True)[1])
     return (_gather(ddx, am),) + _NONE8 + (None,)
 
 
-_fractional_backward = _autograd(_fractional_backward, _fractional_backward_grad, _fractional_backward_setup)
+_fractional_backward = _autograd(_fractional_backward, _fractional_backward_grad, _fractional_backward_setup,
+                                 jvp=lambda args, outputs, tangents: _along(_fractional_backward, args, tangents))
 
 
 def fractional_max_pool(x, recipe, samples, return_indices):
@@ -451,7 +520,8 @@ def _avg_pool_grad(ctx, dy):
     return (_avg_pool_backward(dy, x, *ctx.rest),) + _NONE8
 
 
-_avg_pool = _autograd(_avg_pool, _avg_pool_grad, _avg_pool_setup)
+_avg_pool = _autograd(_avg_pool, _avg_pool_grad, _avg_pool_setup,
+                      jvp=lambda args, outputs, tangents: _along(_avg_pool, args, tangents))
 
 
 def _avg_pool_backward_setup(ctx, inputs, output):
@@ -462,7 +532,8 @@ def _avg_pool_backward_grad(ctx, ddx):
     return (_avg_pool(ddx, *ctx.rest), None) + _NONE8  # the backward is linear in dy: its adjoint is the forward
 
 
-_avg_pool_backward = _autograd(_avg_pool_backward, _avg_pool_backward_grad, _avg_pool_backward_setup)
+_avg_pool_backward = _autograd(_avg_pool_backward, _avg_pool_backward_grad, _avg_pool_backward_setup,
+                               jvp=lambda args, outputs, tangents: _along(_avg_pool_backward, args, tangents))
 
 
 def avg_pool(x, recipe, count_include_pad, divisor_override):
@@ -511,22 +582,35 @@ def _lp_pool_grad(ctx, dy):
     return (_lp_pool_backward(dy, x, *ctx.rest),) + _NONE8
 
 
-_lp_pool = _autograd(_lp_pool, _lp_pool_grad, _save_input_setup)
-
-
-def _lp_backward_as_avg(dy, x, geo, p, convention):
-    """lp_pool_backward written with poolkit's average pooling (both directions twice differentiable), for its
-    derivatives: with S = c * avg(u(x)) the pooled power (torch: u = x^p, c = K the kernel's cell count, avg counting
-    padding; onnx: u = |x|^p, c = 1, avg dividing by 1), dx = u'(x) * c * avg_backward(dy / p * S^(1/p - 1)), no
-    gradient where S = 0."""
+def _lp_as_avg(x, geo, p, convention):
+    """Lp pooling written with poolkit's average pooling (both directions twice differentiable), for its
+    derivatives: y = S^(1/p) with S = c * avg(u(x)) the pooled power (torch: u = x^p, c = K the kernel's cell count,
+    avg counting padding; onnx: u = |x|^p, c = 1, avg dividing by 1). Returns u'(x), c, avg's last two arguments and
+    dy/dS = S^(1/p - 1) / p, taken as 0 where S = 0."""
     if convention == "onnx":
         u, du, c, avg = x.abs() ** p, p * x.abs() ** (p - 1) * x.sign(), 1, (True, 1)
     else:
         u, du, c, avg = x ** p, p * x ** (p - 1), _geometry(x, *geo).window_cells(), (True, None)
     s = c * _avg_pool(u, *geo, *avg)
     nonzero = s != 0
-    f = torch.where(nonzero, dy / p * torch.where(nonzero, s, 1) ** (1 / p - 1), 0)
-    return du * (c * _avg_pool_backward(f, x, *geo, *avg))
+    return du, c, avg, torch.where(nonzero, torch.where(nonzero, s, 1) ** (1 / p - 1) / p, 0)
+
+
+def _lp_pool_jvp(args, outputs, tangents):
+    x, geo, (p, convention) = args[0], args[1:7], args[7:]
+    if tangents[0] is None:
+        return None
+    du, c, avg, dy_ds = _lp_as_avg(x, geo, p, convention)
+    return dy_ds * (c * _avg_pool(du * tangents[0], *geo, *avg))
+
+
+def _lp_backward_as_avg(dy, x, geo, p, convention):
+    """lp_pool_backward written with _lp_as_avg: dx = u'(x) * c * avg_backward(dy * dy/dS)."""
+    du, c, avg, dy_ds = _lp_as_avg(x, geo, p, convention)
+    return du * (c * _avg_pool_backward(dy * dy_ds, x, *geo, *avg))
+
+
+_lp_pool = _autograd(_lp_pool, _lp_pool_grad, _save_input_setup, jvp=_lp_pool_jvp)
 
 
 def _lp_pool_backward_setup(ctx, inputs, output):
@@ -541,7 +625,14 @@ def _lp_pool_backward_grad(ctx, ddx):
     return vjp(ddx) + _NONE8
 
 
-_lp_pool_backward = _autograd(_lp_pool_backward, _lp_pool_backward_grad, _lp_pool_backward_setup)
+def _lp_pool_backward_jvp(args, outputs, tangents):
+    dy, x, geo, (p, convention) = args[0], args[1], args[2:8], args[8:]
+    tangents = [torch.zeros_like(a) if t is None else t for a, t in zip((dy, x), tangents)]
+    return torch.func.jvp(lambda dy_, x_: _lp_backward_as_avg(dy_, x_, geo, p, convention), (dy, x), tuple(tangents))[1]
+
+
+_lp_pool_backward = _autograd(_lp_pool_backward, _lp_pool_backward_grad, _lp_pool_backward_setup,
+                              jvp=_lp_pool_backward_jvp)
 
 
 def lp_pool(x, recipe, norm_type, convention):
@@ -630,7 +721,19 @@ def _mixed_grad(ctx, dy):
     return (dx, dl) + _NONE8
 
 
-_mixed = _autograd(_mixed, _mixed_grad, _mixed_setup, fold_vmap=False)
+def _mixed_jvp(args, outputs, tangents):
+    """y = lambda_ * max + (1 - lambda_) * average over the same windows."""
+    x, lam, geo, avg = args[0], args[1], args[2:8], args[8:]
+    tx, tl = tangents[:2]
+    top, am = _max_pool(x, *geo, True)
+    ty = None if tx is None else lam * _gather(tx, am) + (1 - lam) * _avg_pool(tx, *geo, *avg)
+    if tl is not None:
+        tl_y = tl * (top - _avg_pool(x, *geo, *avg))
+        ty = tl_y if ty is None else ty + tl_y
+    return ty
+
+
+_mixed = _autograd(_mixed, _mixed_grad, _mixed_setup, fold_vmap=False, jvp=_mixed_jvp)
 
 
 def mixed_pool(x, lambda_, recipe, count_include_pad, divisor_override):
@@ -674,7 +777,8 @@ def _unpool_grad(ctx, dy):
     return _max_unpool_backward(dy, idx), None, None, None, None, None
 
 
-_max_unpool = _autograd(_max_unpool, _unpool_grad, _unpool_setup)
+_max_unpool = _autograd(_max_unpool, _unpool_grad, _unpool_setup,
+                        jvp=lambda args, outputs, tangents: _along(_max_unpool, args, tangents))
 
 
 def _unpool_backward_setup(ctx, inputs, output):
@@ -686,7 +790,8 @@ def _unpool_backward_grad(ctx, ddx):
     return _scatter(ddx, idx, dy), None
 
 
-_max_unpool_backward = _autograd(_max_unpool_backward, _unpool_backward_grad, _unpool_backward_setup)
+_max_unpool_backward = _autograd(_max_unpool_backward, _unpool_backward_grad, _unpool_backward_setup,
+                                 jvp=lambda args, outputs, tangents: _along(_max_unpool_backward, args, tangents))
 
 
 max_unpool = _max_unpool
