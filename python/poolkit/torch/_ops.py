@@ -102,8 +102,8 @@ def _runs_plain(x):
     functorch transform, forward-mode AD, the JIT tracer, the profiler). The operator's layers then add nothing but
     their cost: 0.1-0.3 ms once a large kernel has left the caches cold (bench/RESULTS.md, session 23)."""
     return not (_is_compiling() or type(x) is not Tensor or x.requires_grad or _dispatch_modes()
-                or _function_mode() or _functorch() or _forward_ad() or _tracing_state() is not None
-                or _profiling())
+                or _function_mode() or _functorch() or _forward_levels._current_level >= 0
+                or _tracing_state() is not None or _profiling())
 
 
 _LIB = torch.library.Library("poolkit", "FRAGMENT")
