@@ -167,3 +167,19 @@ def test_no_forward_derivative_raises():
         pt.stochastic_pool2d(fwAD.make_dual(x, x), 2, seed=5)
     with pytest.raises(RuntimeError, match="mixed_pool_backward has no derivative"):
         torch.func.hessian(lambda u: pt.mixed_pool2d(u, 2).pow(3).sum())(x[:1, :1])
+
+
+@pytest.mark.parametrize("fullgraph", [False, True])
+def test_compiled_forward_mode(fullgraph):
+    """torch.compile over torch.func.jvp and over dual tensors: PyTorch's tangents (torch 2.15 drops a registered
+    operator's forward tangents under torch.compile; poolkit's calls run the transform eagerly there)."""
+    x, t = _x(2, 3, 9, 8), _x(2, 3, 9, 8).flip(0)
+
+    def jvp(m):
+        return lambda u, v: torch.func.jvp(lambda w: m.max_pool2d(w, 3, 2, 1), (u,), (v,))[1]
+
+    def dual(u, v):
+        with fwAD.dual_level():
+            return fwAD.unpack_dual(pt.avg_pool2d(fwAD.make_dual(u, v), 2)).tangent
+    torch.testing.assert_close(torch.compile(jvp(pt), fullgraph=fullgraph)(x, t), jvp(F)(x, t))
+    torch.testing.assert_close(torch.compile(dual)(x, t), F.avg_pool2d(t, 2))

@@ -124,7 +124,7 @@ def _untracked(x):
     """Whether a call on x takes the nograd overload: torch.compile traces it, autograd records nothing, and no
     functorch transform (torch.func.grad, vmap) sees it. Eager calls keep the default overload (modes and the
     profiler see the same operator as before)."""
-    return _is_compiling() and not needs_grad(x) and not _functorch()
+    return _is_compiling() and not needs_grad(x) and not _functorch() and not _forward_ad()
 
 
 def _load_cpu_kernels():
@@ -314,7 +314,11 @@ def _autograd(op, backward=None, setup_context=None, fold_vmap=True, jvp=None):
 
     def call(*args):
         # (the C function first: every call autograd records passes here)
-        if (_functorch() or _forward_ad()) and not _is_compiling():
+        if _functorch() or _forward_ad():
+            if _is_compiling():
+                # torch.compile (2.15) drops the forward-mode tangents of registered operators and of an
+                # autograd.Function's jvp without a word: the transform runs eagerly (fullgraph=True refuses)
+                torch._dynamo.graph_break()
             return Transformable.apply(*(_Packed(a) if type(a) is list else a for a in args))
         return op(*args)
     return call
