@@ -1,6 +1,7 @@
 // The geometry builders of geometry.hpp, so that Python never computes an output size itself.
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
 #include "bindings.hpp"
@@ -18,7 +19,23 @@ void bind_geometry(nb::module_& m) {
       .def("input_size", &Geometry::input_size)
       .def("output_size", &Geometry::output_size)
       .def("window_cells", &Geometry::window_cells)
-      .def("local_argmax_dtype", [](const Geometry& g) { return std::string(dtype_name(local_argmax_dtype(g))); });
+      .def("local_argmax_dtype", [](const Geometry& g) { return std::string(dtype_name(local_argmax_dtype(g))); })
+      .def(
+          "window_origins",
+          [](const Geometry& g) {
+            std::vector<std::tuple<V, int64_t, int64_t>> axes;
+            for (int a = 0; a < g.rank; ++a) {
+              const Axis& A = g.axes[a];
+              V origin(size_t(A.out));
+              for (int64_t o = 0; o < A.out; ++o) origin[size_t(o)] = A.origin(o);
+              axes.emplace_back(origin, A.step(), A.kernel);
+            }
+            return axes;
+          },
+          "Per spatial axis: (the input position of each window's tap 0, the distance between taps, the taps of "
+          "the largest window). Tap j of window o reads position origin[o] + j * step; a compact (window-local) "
+          "argmax is its taps as a number whose digit radices are the largest windows, the last axis's digit the "
+          "lowest. Fractional geometries: those of the samples they were built with.");
 
   m.def("torch_geometry", &torch_geometry, "input_size"_a, "kernel_size"_a, "stride"_a, "padding"_a, "dilation"_a,
         "ceil_mode"_a);

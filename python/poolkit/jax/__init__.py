@@ -1,7 +1,9 @@
 """poolkit's operators for JAX, as XLA FFI calls on the CPU, with flax.linen's signatures and layout: inputs are
 (batch..., window dims..., features) (a missing batch axis is added and removed), or with channels_first=True
-(batch..., features, window dims...). Differentiable (jax.custom_vjp over poolkit's backward), and usable under
-jit, vmap, grad, jax.checkpoint and shard_map.
+(batch..., features, window dims...). Differentiable through poolkit's backward kernels, and usable under jit,
+vmap, grad, jax.checkpoint and shard_map; max, average (adaptive and global too) and unpooling also in forward mode
+and to any order (jvp, jacfwd, hessian, grad of grad); Lp, fractional, mixed and stochastic pooling in reverse mode,
+first derivatives (see _ops).
 
 Max pooling (window, adaptive, global, fractional) and max_unpool take integer inputs too (uint8, int8, int16,
 int32, int64), as lax.reduce_window's max does; avg_pool takes them as flax.linen.avg_pool does (a float result),
@@ -42,7 +44,7 @@ def _max(x, spec, return_indices):
     if not return_indices:
         return _ops.max_pool(x, spec)
     _require_x64()
-    return _ops.max_pool_indices(x, spec)
+    return _ops.max_with_argmax(x, spec, True)
 
 
 def max_pool(inputs, window_shape, strides=None, padding="VALID", *, channels_first=False, return_indices=False):

@@ -1,6 +1,9 @@
-"""The differentiable operators: each a jax.custom_vjp over poolkit's forward and backward FFI calls. Integer
-inputs (max pooling, unpooling) have no gradient: JAX gives them float0 cotangents without calling a backward, as
-for lax.reduce_window."""
+"""The differentiable operators. Max, average and unpooling in every mode (jvp, jacfwd, grad, hessian, vmap of
+them): their tangents go through linear primitives (_linear) whose transposes are poolkit's backward FFI calls; max
+pooling is a jax.custom_jvp whose rule keeps the compact argmax. Lp, fractional, mixed and stochastic pooling: a
+jax.custom_vjp over poolkit's forward and backward FFI calls (first derivatives in reverse mode). Integer inputs
+(max pooling, unpooling) have no gradient: JAX gives them float0 tangents and cotangents, as for
+lax.reduce_window."""
 import functools
 
 import jax
@@ -8,6 +11,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from ._ffi import call
+from jax.interpreters import ad
+
+from ._linear import linear_pair
 
 
 def _dx(spec, target, *args):
@@ -15,39 +21,77 @@ def _dx(spec, target, *args):
     return call(target, spec.like_input(), *args, **spec.attrs())
 
 
-@functools.partial(jax.custom_vjp, nondiff_argnums=(1,))
+def _argmax_cells(spec, argmax):
+    """The cell of its (n, c) input plane each output's maximum came from, as PyTorch's flat index: argmax itself
+    where it is that (int64), else from the compact window-local taps and the geometry's windows."""
+    if argmax.dtype == np.int64:
+        return argmax
+    code, flat, radix = argmax.astype(jnp.int32), 0, 1
+    in_size = [spec.in_shape[a] for a in spec.spatial_axes()]
+    windows = spec.core_geometry().window_origins()
+    for k in reversed(range(spec.rank)):  # the last axis's digit is the lowest
+        origin, step, taps = windows[k]
+        axis = spec.spatial_axes()[k]
+        at = [1] * argmax.ndim
+        at[axis] = len(origin)
+        position = jnp.asarray(origin, jnp.int32).reshape(at) + (code // radix) % taps * step
+        flat, radix = flat + position * int(np.prod(in_size[k + 1:])), radix * taps
+    return flat
+
+
+def _planes(v, spec):
+    """v with each (n, c) plane's cells along its last axis, channels before them."""
+    if spec.channels_last:
+        v = jnp.moveaxis(v, -1, -spec.rank - 1)
+    return v.reshape(v.shape[:-spec.rank] + (-1,))
+
+
+def _gather_impl(t, argmax, *, spec):
+    """t (shaped as the pool's input) at each output's argmax."""
+    out = spec.out_shape()
+    picked = jnp.take_along_axis(_planes(t, spec), _planes(_argmax_cells(spec, argmax), spec), axis=-1)
+    if spec.channels_last:
+        return jnp.moveaxis(picked.reshape(out[:-spec.rank - 1] + (out[-1],) + out[-spec.rank - 1:-1]),
+                            -spec.rank - 1, -1)
+    return picked.reshape(out)
+
+
+_gather_at_argmax, _ = linear_pair(
+    "poolkit_gather_at_argmax", (_gather_impl, lambda spec: spec.out()),
+    (lambda ct, argmax, *, spec: _dx(spec, "poolkit_max_backward", ct, argmax), lambda spec: spec.like_input()))
+
+
+def _no_tangent(v):
+    """The tangent of an integer value: float0 zeros (varying over shard_map's axes as v does)."""
+    return ad.zeros_like_aval(jax.typeof(v).to_tangent_aval())
+
+
+@functools.partial(jax.custom_jvp, nondiff_argnums=(1, 2))
+def max_with_argmax(x, spec, int64_indices=False):
+    """(max, argmax): the compact window-local argmax, or with int64_indices PyTorch's flat index in the (n, c) input
+    plane."""
+    return call("poolkit_max_forward_argmax", (spec.out(), spec.argmax(int64_indices)), x, **spec.attrs())
+
+
+@max_with_argmax.defjvp
+def _max_with_argmax_jvp(spec, int64_indices, primals, tangents):
+    # (the same function on the primal: a derivative of this rule goes through it again)
+    y, argmax = max_with_argmax(primals[0], spec, int64_indices)
+    t = tangents[0]
+    dy = _no_tangent(y) if t.dtype == jax.dtypes.float0 else _gather_at_argmax.bind(t, argmax, spec=spec)
+    return (y, argmax), (dy, _no_tangent(argmax))
+
+
+@functools.partial(jax.custom_jvp, nondiff_argnums=(1,))
 def max_pool(x, spec):
     return call("poolkit_max_forward", spec.out(), x, **spec.attrs())
 
 
-def _max_fwd(x, spec):
-    y, argmax = call("poolkit_max_forward_argmax", (spec.out(), spec.argmax()), x, **spec.attrs())
-    return y, argmax  # the compact window-local argmax is the whole residual
-
-
-def _max_bwd(spec, argmax, dy):
-    return (_dx(spec, "poolkit_max_backward", dy, argmax),)
-
-
-max_pool.defvjp(_max_fwd, _max_bwd)
-
-
-@functools.partial(jax.custom_vjp, nondiff_argnums=(1,))
-def max_pool_indices(x, spec):
-    """(max, PyTorch's int64 flat index of it in the (n, c) input plane)."""
-    return call("poolkit_max_forward_argmax", (spec.out(), spec.argmax(True)), x, **spec.attrs())
-
-
-def _max_indices_fwd(x, spec):
-    y, idx = max_pool_indices(x, spec)
-    return (y, idx), idx
-
-
-def _max_indices_bwd(spec, idx, cts):
-    return (_dx(spec, "poolkit_max_backward", cts[0], idx),)
-
-
-max_pool_indices.defvjp(_max_indices_fwd, _max_indices_bwd)
+@max_pool.defjvp
+def _max_jvp(spec, primals, tangents):
+    # the compact argmax: the only residual of reverse mode
+    (y, _), (dy, _) = jax.jvp(lambda x: max_with_argmax(x, spec), primals, tangents)
+    return y, dy
 
 
 @functools.partial(jax.custom_vjp, nondiff_argnums=(2, 3))
@@ -74,24 +118,24 @@ def _fractional_bwd(spec, int64_indices, res, ct):
 fractional_max_pool.defvjp(_fractional_fwd, _fractional_bwd)
 
 
-@functools.partial(jax.custom_vjp, nondiff_argnums=(2, 3))
+_unpool, _ = linear_pair(
+    "poolkit_unpool",
+    (lambda x, indices, *, spec, x_shape: call("poolkit_unpool_forward", spec.like_input(), x, indices,
+                                                **spec.attrs()),
+     lambda spec, x_shape: spec.like_input()),
+    (lambda dy, indices, *, spec, x_shape: call("poolkit_unpool_backward", _like(x_shape, spec), dy, indices,
+                                                 **spec.attrs()),
+     lambda spec, x_shape: _like(x_shape, spec)))
+
+
+def _like(shape, spec):
+    return jax.ShapeDtypeStruct(tuple(shape), np.dtype(spec.dtype))
+
+
 def max_unpool(x, indices, spec, x_shape):
     """x put at PyTorch's flat indices of each (n, c) output plane, zeros elsewhere; `spec` describes the output
-    (its in_shape is the unpooled shape)."""
-    return call("poolkit_unpool_forward", spec.like_input(), x, indices, **spec.attrs())
-
-
-def _unpool_fwd(x, indices, spec, x_shape):
-    return max_unpool(x, indices, spec, x_shape), indices
-
-
-def _unpool_bwd(spec, x_shape, indices, dy):
-    dx = call("poolkit_unpool_backward", jax.ShapeDtypeStruct(x_shape, np.dtype(spec.dtype)), dy, indices,
-              **spec.attrs())
-    return dx, np.zeros(indices.shape, jax.dtypes.float0)
-
-
-max_unpool.defvjp(_unpool_fwd, _unpool_bwd)
+    (its in_shape is the unpooled shape). Its transpose gathers at the indices (PyTorch's backward)."""
+    return _unpool.bind(x, indices, spec=spec, x_shape=tuple(x_shape))
 
 
 @functools.partial(jax.custom_vjp, nondiff_argnums=(2,))
@@ -117,20 +161,15 @@ def _mixed_bwd(spec, res, dy):
 mixed_pool.defvjp(_mixed_fwd, _mixed_bwd)
 
 
-@functools.partial(jax.custom_vjp, nondiff_argnums=(1,))
+_avg, _ = linear_pair(
+    "poolkit_avg_pool",
+    (lambda x, *, spec: call("poolkit_avg_forward", spec.out(), x, **spec.attrs()), lambda spec: spec.out()),
+    (lambda dy, *, spec: call("poolkit_avg_backward", spec.like_input(), dy, **spec.attrs()),
+     lambda spec: spec.like_input()))
+
+
 def avg_pool(x, spec):
-    return call("poolkit_avg_forward", spec.out(), x, **spec.attrs())
-
-
-def _avg_fwd(x, spec):
-    return avg_pool(x, spec), None
-
-
-def _avg_bwd(spec, _, dy):
-    return (call("poolkit_avg_backward", spec.like_input(), dy, **spec.attrs()),)
-
-
-avg_pool.defvjp(_avg_fwd, _avg_bwd)
+    return _avg.bind(x, spec=spec)
 
 
 @functools.partial(jax.custom_vjp, nondiff_argnums=(1,))
