@@ -1,6 +1,7 @@
-// The max-pooling cases of shared/BENCH_CASES.md that the standalone C++ bench programs time channels-last
-// (bench/plain_loop_nhwc_max.cpp, bench/onednn/onednn_vs_poolkit.cpp, bench/group_prefetch.cpp), and the choice of some of them by name
-// from a program's arguments.
+// The max-pooling cases of shared/BENCH_CASES.md that the standalone C++ bench programs time (channels-last:
+// bench/plain_loop_nhwc_max.cpp, bench/onednn/onednn_vs_poolkit.cpp, bench/group_prefetch.cpp; channels-first:
+// bench/plain_loop_nchw_max.cpp, bench/row_prefetch.cpp), and the choice of some of them by name from a program's
+// arguments.
 #pragma once
 
 #include <cstdint>
@@ -29,7 +30,8 @@ struct MaxCase {
   }
 };
 
-inline const std::vector<MaxCase> kMaxCases = {{"vgg", {32, 128, 112, 112}, 2, 2, 0, false},
+inline const std::vector<MaxCase> kMaxCases = {{"seed", {16384, 2, 32, 32}, 2, 2, 0, false},
+                                               {"vgg", {32, 128, 112, 112}, 2, 2, 0, false},
                                                {"resnet-stem", {32, 64, 112, 112}, 3, 2, 1, false},
                                                {"pool3d", {8, 64, 32, 32, 32}, 2, 2, 0, false},
                                                {"half-bf16", {32, 64, 112, 112}, 3, 2, 1, true}};

@@ -46,5 +46,6 @@ bool detect_zen4() {
 bool cpu_bf16_insn = detect_bf16_insn();
 bool cpu_half_rows_direct = detect_amd();
 bool cpu_group_prefetch = !detect_zen4();
+bool cpu_row_prefetch_far = detect_zen4();
 
 }  // namespace poolkit::cpu

@@ -20,4 +20,13 @@ extern bool cpu_half_rows_direct;
 // (bench/group_prefetch.cpp). Tests set it both ways.
 extern bool cpu_group_prefetch;
 
+// Whether the floating channels-first forwards ask for their rows ahead (RowPrefetch, kernels_forward-inl.h) into
+// the outer caches only (prefetcht2) rather than into the first-level one (prefetcht0): on Zen 4, where the
+// requests into the first-level cache held up the kernel (in `perf`, 38% of vgg's samples on the instruction after
+// them) and the outer caches ran float32 forwards without an index 1.04-1.26x faster (vgg 1.10-1.22, pool3d
+// 1.19-1.26), with the uint8 argmax 1.00-1.17x, averages 1.14-1.21x (seed, vgg, pool3d), int64 indices 0.95-1.11x,
+// bfloat16 and 3x3 windows as fast (bench/row_prefetch.cpp); integer inputs 0.86-1.03x, so not theirs. Machines
+// not measured keep prefetcht0. A prefetch changes no result: no test can tell the two apart.
+extern bool cpu_row_prefetch_far;
+
 }  // namespace poolkit::cpu
