@@ -183,3 +183,12 @@ def test_compiled_forward_mode(fullgraph):
             return fwAD.unpack_dual(pt.avg_pool2d(fwAD.make_dual(u, v), 2)).tangent
     torch.testing.assert_close(torch.compile(jvp(pt), fullgraph=fullgraph)(x, t), jvp(F)(x, t))
     torch.testing.assert_close(torch.compile(dual)(x, t), F.avg_pool2d(t, 2))
+
+
+def test_compiled_vmap_is_one_graph():
+    """torch.compile over vmap traces the operators' vmap rule into one graph (forward mode alone runs eagerly)."""
+    x = _x(4, 3, 9, 8)
+
+    def per_image(m):
+        return lambda a: torch.func.vmap(lambda u: m.max_pool2d(u[None], 3, 2, 1)[0])(a)
+    torch.testing.assert_close(torch.compile(per_image(pt), fullgraph=True)(x), per_image(F)(x))

@@ -313,11 +313,14 @@ def _autograd(op, backward=None, setup_context=None, fold_vmap=True, jvp=None):
             return jvp(args, saved[len(ctx.tensor_at):], tangents)
 
     def call(*args):
-        # (the C function first: every call autograd records passes here)
-        if _functorch() or _forward_ad():
+        # (the cheapest tests first: every call autograd records passes here)
+        forward = _forward_levels._current_level >= 0  # (a dual level: forward_ad's, or torch.func.jvp's)
+        if forward or _functorch():
             if _is_compiling():
+                if not forward:
+                    return op(*args)  # (vmap and grad: the operator's own rules trace into the graph)
                 # torch.compile (2.15) drops the forward-mode tangents of registered operators and of an
-                # autograd.Function's jvp without a word: the transform runs eagerly (fullgraph=True refuses)
+                # autograd.Function's jvp without a word: forward mode runs eagerly (fullgraph=True refuses)
                 torch._dynamo.graph_break()
             return Transformable.apply(*(_Packed(a) if type(a) is list else a for a in args))
         return op(*args)
