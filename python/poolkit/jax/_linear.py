@@ -23,8 +23,11 @@ def _primitive(name, impl, result):
     """impl(t, *rest, **params): the map's value; result(**params): its ShapeDtypeStruct."""
     p = Primitive(name)
     p.def_impl(impl)
-    p.def_abstract_eval(lambda t, *rest, **params: t.update(shape=result(**params).shape,
-                                                             dtype=result(**params).dtype))
+
+    def abstract_eval(t, *rest, **params):
+        r = result(**params)
+        return t.update(shape=r.shape, dtype=r.dtype)  # (t's sharding and manual axes kept: shard_map)
+    p.def_abstract_eval(abstract_eval)
     mlir.register_lowering(p, mlir.lower_fun(impl, multiple_results=False))
 
     def jvp(primals, tangents, **params):

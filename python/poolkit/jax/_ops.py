@@ -9,10 +9,9 @@ import functools
 import jax
 import jax.numpy as jnp
 import numpy as np
-
-from ._ffi import call
 from jax.interpreters import ad
 
+from ._ffi import call
 from ._linear import linear_pair
 
 
