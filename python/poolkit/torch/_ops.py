@@ -3,8 +3,9 @@ torch.library.custom_op: each with a fake kernel (shape, dtype, memory format, w
 autograd registered through the library, so that torch.compile, torch.export and opcheck see them. The geometry
 travels as its recipe (see poolkit._params.build_geometry), flattened into schema types; the C++ geometry is
 built inside the kernels. Second derivatives: max, fractional max, average, Lp and unpooling (not mixed and
-stochastic pooling); forward derivatives (torch.func.jvp, forward_ad): all but stochastic pooling. poolkit::refuse carries bad arguments found while torch.compile traces into the compiled
-graph, which raises eager's error when it runs. Max and average pooling also have a 'nograd' overload without the
+stochastic pooling); forward derivatives (torch.func.jvp, forward_ad): all but stochastic pooling. poolkit::refuse
+carries bad arguments found while torch.compile traces into the compiled graph, which raises eager's error when it
+runs. Max and average pooling also have a 'nograd' overload without the
 autograd layer, with C++ kernels on host tensors where pip built them (_nograd_overload, _load_cpu_kernels)."""
 import ctypes
 import functools
@@ -71,12 +72,6 @@ def _int64_argmax(am, recompute):
         return am
     with torch.no_grad():
         return recompute()
-
-
-def _along(op, args, tangents):
-    """The tangent of an operator linear in its first argument whose other arguments carry no derivative (indices,
-    or a tensor read for its shape): op of the first argument's tangent."""
-    return None if tangents[0] is None else op(tangents[0], *args[1:])
 
 
 _NONE8 = (None,) * 8
@@ -268,13 +263,17 @@ def _autograd(op, backward=None, setup_context=None, fold_vmap=True, jvp=None):
     seeing the registered operator). Without a backward (the backward of a pool that has no second derivative),
     differentiating op raises, under a transform as without; so does forward mode without jvp. jvp(args, outputs,
     tangents): op's outputs' tangents (None for integer outputs) from its arguments, outputs and the arguments'
-    tangents (None where none). fold_vmap: register _fold_vmap's rule (not for pools whose arguments are not all per
-    plane, or that draw random numbers)."""
+    tangents (None where none); "linear": op is linear in its first argument and the others carry no derivative
+    (indices, or a tensor read for its shape), so its tangent is op of that argument's. fold_vmap: register
+    _fold_vmap's rule (not for pools whose arguments are not all per plane, or that draw random numbers)."""
     if backward:
         op.register_autograd(backward, setup_context=setup_context)
     if fold_vmap:
         _fold_vmap(op)
     no_derivative = f"poolkit::{op._name} has no derivative: the pool it serves has no second one"
+    if jvp == "linear":
+        def jvp(args, outputs, tangents):
+            return None if tangents[0] is None else call(tangents[0], *args[1:])
 
     class Transformable(torch.autograd.Function):
         generate_vmap_rule = True
@@ -392,8 +391,7 @@ def _max_pool_backward_grad(ctx, ddx):
     return (_gather(ddx, _int64_argmax(am, lambda: _max_pool(x, *ctx.geo, True)[1])),) + _NONE8[:8]
 
 
-_max_pool_backward = _autograd(_max_pool_backward, _max_pool_backward_grad, _max_pool_backward_setup,
-                               jvp=lambda args, outputs, tangents: _along(_max_pool_backward, args, tangents))
+_max_pool_backward = _autograd(_max_pool_backward, _max_pool_backward_grad, _max_pool_backward_setup, jvp="linear")
 
 
 def _cpp_plain(x):
@@ -477,7 +475,7 @@ def _fractional_backward_grad(ctx, ddx):
 
 
 _fractional_backward = _autograd(_fractional_backward, _fractional_backward_grad, _fractional_backward_setup,
-                                 jvp=lambda args, outputs, tangents: _along(_fractional_backward, args, tangents))
+                                 jvp="linear")
 
 
 def fractional_max_pool(x, recipe, samples, return_indices):
@@ -527,8 +525,7 @@ def _avg_pool_grad(ctx, dy):
     return (_avg_pool_backward(dy, x, *ctx.rest),) + _NONE8
 
 
-_avg_pool = _autograd(_avg_pool, _avg_pool_grad, _avg_pool_setup,
-                      jvp=lambda args, outputs, tangents: _along(_avg_pool, args, tangents))
+_avg_pool = _autograd(_avg_pool, _avg_pool_grad, _avg_pool_setup, jvp="linear")
 
 
 def _avg_pool_backward_setup(ctx, inputs, output):
@@ -539,8 +536,7 @@ def _avg_pool_backward_grad(ctx, ddx):
     return (_avg_pool(ddx, *ctx.rest), None) + _NONE8  # the backward is linear in dy: its adjoint is the forward
 
 
-_avg_pool_backward = _autograd(_avg_pool_backward, _avg_pool_backward_grad, _avg_pool_backward_setup,
-                               jvp=lambda args, outputs, tangents: _along(_avg_pool_backward, args, tangents))
+_avg_pool_backward = _autograd(_avg_pool_backward, _avg_pool_backward_grad, _avg_pool_backward_setup, jvp="linear")
 
 
 def avg_pool(x, recipe, count_include_pad, divisor_override):
@@ -784,8 +780,7 @@ def _unpool_grad(ctx, dy):
     return _max_unpool_backward(dy, idx), None, None, None, None, None
 
 
-_max_unpool = _autograd(_max_unpool, _unpool_grad, _unpool_setup,
-                        jvp=lambda args, outputs, tangents: _along(_max_unpool, args, tangents))
+_max_unpool = _autograd(_max_unpool, _unpool_grad, _unpool_setup, jvp="linear")
 
 
 def _unpool_backward_setup(ctx, inputs, output):
@@ -797,8 +792,7 @@ def _unpool_backward_grad(ctx, ddx):
     return _scatter(ddx, idx, dy), None
 
 
-_max_unpool_backward = _autograd(_max_unpool_backward, _unpool_backward_grad, _unpool_backward_setup,
-                                 jvp=lambda args, outputs, tangents: _along(_max_unpool_backward, args, tangents))
+_max_unpool_backward = _autograd(_max_unpool_backward, _unpool_backward_grad, _unpool_backward_setup, jvp="linear")
 
 
 max_unpool = _max_unpool
