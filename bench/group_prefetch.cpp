@@ -7,7 +7,6 @@
 //       -o /tmp/group_prefetch && /tmp/group_prefetch [pool3d|resnet-stem|vgg]...
 // (2 threads, or OMP_NUM_THREADS)
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -16,6 +15,7 @@
 
 #include "poolkit/poolkit.hpp"
 #include "poolkit/threads.hpp"
+#include "in_turn.hpp"
 #include "max_cases.hpp"
 
 namespace poolkit::cpu {
@@ -23,8 +23,6 @@ extern bool cpu_group_prefetch;  // (the library's internal switch; see src/cpu/
 }
 
 namespace {
-
-double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
 int run(const MaxCase& c) {
   using namespace poolkit;
@@ -43,21 +41,15 @@ int run(const MaxCase& c) {
   int rc = 0;
   for (int index = 0; index < 3 && rc == 0; ++index) {
     const TensorView am = index == 0 ? TensorView{} : index == 1 ? cv : iv;
-    std::vector<double> ms[2];
     std::vector<float> first;
-    for (int rep = -1; rep < 25 && rc == 0; ++rep)
-      for (int k = 0; k < 2; ++k) {
-        const int mode = (k + rep + 1) % 2;  // which goes first alternates
-        cpu::cpu_group_prefetch = mode == 0;
-        max_pool_forward(g, xv, yv, am);
-        const double t0 = now();
-        max_pool_forward(g, xv, yv, am);
-        if (rep >= 0) ms[mode].push_back(1e3 * (now() - t0));
-        if (first.empty()) first.assign(y, y + yn);
-        else if (!std::equal(first.begin(), first.end(), y)) rc = std::puts("the two modes' outputs differ"), 1;
-      }
+    const auto ms = times_in_turn(2, 25, [&](int mode) {
+      cpu::cpu_group_prefetch = mode == 0;
+      max_pool_forward(g, xv, yv, am);
+      if (first.empty()) first.assign(y, y + yn);
+      else if (!std::equal(first.begin(), first.end(), y)) return rc = std::puts("the two modes' outputs differ"), false;
+      return true;
+    });
     if (rc) break;
-    for (auto& m : ms) std::sort(m.begin(), m.end());
     const double with = ms[0][ms[0].size() / 2], without = ms[1][ms[1].size() / 2];
     std::printf("%-12s %-6s prefetch %.3f ms  none %.3f ms  speed-up without %.2f\n", c.name, index_names[index],
                 with, without, with / without);

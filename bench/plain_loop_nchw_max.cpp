@@ -13,7 +13,6 @@
 #include <omp.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -23,6 +22,7 @@
 
 #include "poolkit/poolkit.hpp"
 #include "poolkit/threads.hpp"
+#include "in_turn.hpp"
 #include "max_cases.hpp"
 
 namespace {
@@ -65,8 +65,6 @@ void plain_loop(const MaxCase& c, const float* x, float* y) {
   }
 }
 
-double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
-
 int run(const MaxCase& c) {
   using namespace poolkit;
   if (c.shape.back() % 2 != 0 || c.k != 2 || c.s != 2 || c.p != 0)
@@ -84,21 +82,10 @@ int run(const MaxCase& c) {
   std::memset(y, 0, yn * 4);
   plain_loop(c, x, y);
   if (!std::equal(expect.begin(), expect.end(), y)) return std::printf("%s: the plain loop differs\n", c.name), 1;
-  const char* names[2] = {"poolkit max_pool_forward", "plain loop"};
-  std::vector<double> ms[2];
-  for (int rep = 0; rep < 22; ++rep)
-    for (int v0 = 0; v0 < 2; ++v0) {
-      const int v = (v0 + rep) % 2;
-      auto call = [&] { v == 0 ? max_pool_forward(g, xv, yv, TensorView{}) : plain_loop(c, x, y); };
-      call();  // (untimed: the timed call follows one of its own kind)
-      const double t0 = now();
-      call();
-      if (rep > 0) ms[v].push_back(1e3 * (now() - t0));
-    }
-  for (int v = 0; v < 2; ++v) std::sort(ms[v].begin(), ms[v].end());
-  for (int v = 0; v < 2; ++v)
-    std::printf("%-8s %-26s median %.2f ms  min %.2f ms  poolkit / this %.2f\n", c.name, names[v], ms[v][10],
-                ms[v][0], ms[0][10] / ms[v][10]);
+  print_against_first(c.name, {"poolkit", "plain loop"}, times_in_turn(2, 21, [&](int v) {
+                        v == 0 ? max_pool_forward(g, xv, yv, TensorView{}) : plain_loop(c, x, y);
+                        return true;
+                      }));
   std::free(x);
   std::free(y);
   return 0;

@@ -14,7 +14,6 @@
 #include <omp.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -25,6 +24,7 @@
 
 #include "poolkit/poolkit.hpp"
 #include "poolkit/threads.hpp"
+#include "in_turn.hpp"
 #include "max_cases.hpp"
 
 namespace {
@@ -69,8 +69,6 @@ void plain(const MaxCase& c, const float* x, float* y) {
   plain_loop<1, 2, false, kStream>(c, x, y);
 }
 
-double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
-
 int run(const MaxCase& c) {
   using namespace poolkit;
   const Shape xs(c.shape), ys(c.out_shape());
@@ -88,25 +86,13 @@ int run(const MaxCase& c) {
     stream ? plain<true>(c, x, y) : plain<false>(c, x, y);
     if (!std::equal(expect.begin(), expect.end(), y)) return std::printf("%s: the plain loop differs\n", c.name), 1;
   }
-  const char* names[3] = {"poolkit max_pool_forward", "plain loop, ordinary stores", "plain loop, streaming stores"};
-  std::vector<double> ms[3];
-  for (int rep = 0; rep < 22; ++rep)
-    for (int v0 = 0; v0 < 3; ++v0) {
-      const int v = (v0 + rep) % 3;
-      auto call = [&] {
-        if (v == 0) max_pool_forward(g, xv, yv, TensorView{});
-        else if (v == 1) plain<false>(c, x, y);
-        else plain<true>(c, x, y);
-      };
-      call();  // (untimed: the timed call follows one of its own kind)
-      const double t0 = now();
-      call();
-      if (rep > 0) ms[v].push_back(1e3 * (now() - t0));
-    }
-  for (int v = 0; v < 3; ++v) std::sort(ms[v].begin(), ms[v].end());
-  for (int v = 0; v < 3; ++v)
-    std::printf("%-12s %-30s median %.2f ms  min %.2f ms  poolkit / this %.2f\n", c.name, names[v], ms[v][10],
-                ms[v][0], ms[0][10] / ms[v][10]);
+  const auto ms = times_in_turn(3, 21, [&](int v) {
+    if (v == 0) max_pool_forward(g, xv, yv, TensorView{});
+    else if (v == 1) plain<false>(c, x, y);
+    else plain<true>(c, x, y);
+    return true;
+  });
+  print_against_first(c.name, {"poolkit", "plain loop, ordinary stores", "plain loop, streaming stores"}, ms);
   std::free(x);
   std::free(y);
   return 0;

@@ -8,7 +8,6 @@
 //       -o /tmp/row_prefetch && /tmp/row_prefetch [seed|resnet-stem|vgg|pool3d|half-bf16]...
 // (2 threads, or OMP_NUM_THREADS)
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -17,6 +16,7 @@
 
 #include "poolkit/poolkit.hpp"
 #include "poolkit/threads.hpp"
+#include "in_turn.hpp"
 #include "max_cases.hpp"
 
 namespace poolkit::cpu {
@@ -24,8 +24,6 @@ extern bool cpu_row_prefetch_far;  // (the library's internal switch; see src/cp
 }
 
 namespace {
-
-double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
 int run(const MaxCase& c) {
   using namespace poolkit;
@@ -50,21 +48,15 @@ int run(const MaxCase& c) {
       if (op == 3) avg_pool_forward(g, AvgOptions{}, xv, yv);
       else max_pool_forward(g, xv, yv, op == 0 ? TensorView{} : op == 1 ? cv : iv);
     };
-    std::vector<double> ms[2];
     std::vector<char> first;
-    for (int rep = -1; rep < 25 && rc == 0; ++rep)
-      for (int k = 0; k < 2; ++k) {
-        const int mode = (k + rep + 1) % 2;  // which goes first alternates
-        cpu::cpu_row_prefetch_far = mode == 0;
-        call();
-        const double t0 = now();
-        call();
-        if (rep >= 0) ms[mode].push_back(1e3 * (now() - t0));
-        if (first.empty()) first.assign(y, y + yn * es);
-        else if (!std::equal(first.begin(), first.end(), y)) rc = std::puts("the two modes' outputs differ"), 1;
-      }
+    const auto ms = times_in_turn(2, 25, [&](int mode) {
+      cpu::cpu_row_prefetch_far = mode == 0;
+      call();
+      if (first.empty()) first.assign(y, y + yn * es);
+      else if (!std::equal(first.begin(), first.end(), y)) return rc = std::puts("the two modes' outputs differ"), false;
+      return true;
+    });
     if (rc) break;
-    for (auto& m : ms) std::sort(m.begin(), m.end());
     const double far = ms[0][ms[0].size() / 2], near = ms[1][ms[1].size() / 2];
     std::printf("%-12s %-9s outer caches %.3f ms  first level %.3f ms  speed-up of the outer caches %.2f\n", c.name,
                 names[op], far, near, near / far);
