@@ -52,9 +52,10 @@ int run(const MaxCase& c) {
     const auto ms = times_in_turn(2, 25, [&](int mode) {
       cpu::cpu_row_prefetch_far = mode == 0;
       call();
-      if (first.empty()) first.assign(y, y + yn * es);
-      else if (!std::equal(first.begin(), first.end(), y)) return rc = std::puts("the two modes' outputs differ"), false;
-      return true;
+      if (first.empty()) return first.assign(y, y + yn * es), true;
+      if (std::equal(first.begin(), first.end(), y)) return true;
+      rc = std::puts("the two modes' outputs differ");
+      return false;
     });
     if (rc) break;
     const double far = ms[0][ms[0].size() / 2], near = ms[1][ms[1].size() / 2];
