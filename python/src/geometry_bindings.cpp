@@ -1,13 +1,13 @@
 // The geometry builders of geometry.hpp, so that Python never computes an output size itself.
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
-#include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
 #include "bindings.hpp"
 #include "poolkit/geometry.hpp"
 #include "poolkit/ops.hpp"
 #include "recipe.hpp"
+#include "../../src/reference/plane.hpp"
 
 namespace poolkit::py {
 
@@ -21,21 +21,25 @@ void bind_geometry(nb::module_& m) {
       .def("window_cells", &Geometry::window_cells)
       .def("local_argmax_dtype", [](const Geometry& g) { return std::string(dtype_name(local_argmax_dtype(g))); })
       .def(
-          "window_origins",
+          "argmax_cells",
           [](const Geometry& g) {
-            std::vector<std::tuple<V, int64_t, int64_t>> axes;
-            for (int a = 0; a < g.rank; ++a) {
-              const Axis& A = g.axes[a];
-              V origin(size_t(A.out));
-              for (int64_t o = 0; o < A.out; ++o) origin[size_t(o)] = A.origin(o);
-              axes.emplace_back(origin, A.step(), A.kernel);
-            }
-            return axes;
+            // the reference's walk of each window: one source for what a window-local tap names
+            const Geometry g3 = ref::detail::as3d(g);
+            const int64_t taps = g.window_cells();
+            std::vector<int64_t> cells(size_t(g.plane_out() * taps), -1);
+            int64_t o = 0;
+            ref::detail::for_each_output(g3, 1, 1, [&](int64_t, int64_t, int64_t a, int64_t b, int64_t d) {
+              ref::detail::for_each_cell(g3, a, b, d, [&](int64_t t, int64_t h, int64_t w, int64_t local) {
+                cells[size_t(o * taps + local)] = ref::detail::flat3(g3, t, h, w);
+              });
+              ++o;
+            });
+            return cells;
           },
-          "Per spatial axis: (the input position of each window's tap 0, the distance between taps, the taps of "
-          "the largest window). Tap j of window o reads position origin[o] + j * step; a compact (window-local) "
-          "argmax is its taps as a number whose digit radices are the largest windows, the last axis's digit the "
-          "lowest. Fractional geometries: those of the samples they were built with.");
+          "For each output of a plane (in order) and each window-local tap (the compact argmax), the flat index in "
+          "the (n, c) input plane of the cell it names (PyTorch's int64 index); -1 where the tap lies in the "
+          "padding or past a smaller window. Row-major, window_cells() a row. Fractional geometries: those of the "
+          "samples they were built with.");
 
   m.def("torch_geometry", &torch_geometry, "input_size"_a, "kernel_size"_a, "stride"_a, "padding"_a, "dilation"_a,
         "ceil_mode"_a);

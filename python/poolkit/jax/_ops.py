@@ -20,24 +20,6 @@ def _dx(spec, target, *args):
     return call(target, spec.like_input(), *args, **spec.attrs())
 
 
-def _argmax_cells(spec, argmax):
-    """The cell of its (n, c) input plane each output's maximum came from, as PyTorch's flat index: argmax itself
-    where it is that (int64), else from the compact window-local taps and the geometry's windows."""
-    if argmax.dtype == np.int64:
-        return argmax
-    code, flat, radix = argmax.astype(jnp.int32), 0, 1
-    in_size = [spec.in_shape[a] for a in spec.spatial_axes()]
-    windows = spec.core_geometry().window_origins()
-    for k in reversed(range(spec.rank)):  # the last axis's digit is the lowest
-        origin, step, taps = windows[k]
-        axis = spec.spatial_axes()[k]
-        at = [1] * argmax.ndim
-        at[axis] = len(origin)
-        position = jnp.asarray(origin, jnp.int32).reshape(at) + (code // radix) % taps * step
-        flat, radix = flat + position * int(np.prod(in_size[k + 1:])), radix * taps
-    return flat
-
-
 def _planes(v, spec):
     """v with each (n, c) plane's cells along its last axis, channels before them."""
     if spec.channels_last:
@@ -45,10 +27,21 @@ def _planes(v, spec):
     return v.reshape(v.shape[:-spec.rank] + (-1,))
 
 
+def _argmax_cells(spec, argmax):
+    """Each output's argmax as the cell of its (n, c) input plane, PyTorch's flat index, in _planes' form: argmax
+    itself where it is that (int64), else the cell its window-local tap names (the geometry's table)."""
+    planes = _planes(argmax, spec)
+    if argmax.dtype == np.int64:
+        return planes
+    g = spec.core_geometry()
+    cells = jnp.asarray(np.asarray(g.argmax_cells(), np.int32).reshape(-1, g.window_cells()))
+    return cells[jnp.arange(cells.shape[0]), planes.astype(jnp.int32)]
+
+
 def _gather_impl(t, argmax, *, spec):
     """t (shaped as the pool's input) at each output's argmax."""
     out = spec.out_shape()
-    picked = jnp.take_along_axis(_planes(t, spec), _planes(_argmax_cells(spec, argmax), spec), axis=-1)
+    picked = jnp.take_along_axis(_planes(t, spec), _argmax_cells(spec, argmax), axis=-1)
     if spec.channels_last:
         return jnp.moveaxis(picked.reshape(out[:-spec.rank - 1] + (out[-1],) + out[-spec.rank - 1:-1]),
                             -spec.rank - 1, -1)

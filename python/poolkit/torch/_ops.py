@@ -288,6 +288,8 @@ def _autograd(op, backward=None, setup_context=None, fold_vmap=True, jvp=None):
             ctx.n_inputs = len(inputs)
             if setup_context:
                 setup_context(ctx, inputs, output)
+            if not _forward_ad():
+                return
             # forward mode sees the arguments and outputs again; tensors only through save_for_forward
             ctx.args, ctx.tensor_at = list(inputs), [i for i, a in enumerate(inputs) if isinstance(a, Tensor)]
             for i in ctx.tensor_at:
