@@ -160,11 +160,10 @@ class RowPrefetch {
     if (to >= j_.rows && (j_.next_rows == 0 || to >= j_.rows + ahead_)) return;
     const char* x = static_cast<const char*>(j_.x) +
                     (to < j_.rows ? to * j_.x_row_step : j_.next_rows + (to - j_.rows) * j_.x_row_step) * es;
-    const bool far = !std::is_integral_v<S> && cpu_row_prefetch_far;  // (see cpu_features.hpp)
     for (int r = 0; r < parts_; ++r) {
       const char* end = x + part_[r].hi;  // (from the first line's start: every line the range touches)
       for (const char* p = x + part_[r].lo - (reinterpret_cast<uintptr_t>(x + part_[r].lo) & 63); p < end; p += 64)
-        far ? prefetch_far(p) : prefetch(p);
+        far_ ? prefetch_far(p) : prefetch(p);
     }
   }
 
@@ -181,6 +180,7 @@ class RowPrefetch {
   const ForwardJob& j_;
   Range part_[kMaxTaps];  // (not zeroed: jobs of one short row are many, and parts_ says what is set)
   int parts_ = 0, ahead_ = kMinAhead;
+  const bool far_ = !std::is_integral_v<S> && cpu_row_prefetch_far;  // (see cpu_features.hpp)
 };
 
 // What streaming stores ask of a job besides where its values' rows start: j.stream, rows of whole vectors, and
