@@ -264,36 +264,75 @@ HWY_INLINE void max_tap(D d, const S* xt, const int64_t* at, hn::Vec<IdxD> code,
 }
 
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
-// 64 channels of a 16-bit channels-last window from x (its taps at j.tap_offset), two vectors of 32 by integer keys
-// (half_key, kernels-inl.h): the same choice as max_tap's, the chosen cells' own bits stored (a NaN quiet), their
-// codes (kByteIndex) to am. Against max_tap's widening to float32, 16 lanes at a time: bench/RESULTS.md, session 29.
+// The window of half_group_max where every tap is non-negative and no NaN (bits at most +infinity's, as after a
+// ReLU): there the bits, compared as unsigned integers, order as the values, equal values have equal bits and
+// no NaN needs quieting, so one unsigned maximum a tap (no index) or one compare (the first greater tap, with
+// codes) replaces the keys' five to seven operations. bits become the bits to store; false where a tap was
+// negative or NaN (the maximum's bits are then above +infinity's), the window left to the keys.
 template <class S, int kIdx, int kTaps>
-HWY_INLINE void half_group_max(const ForwardJob& j, const S* x, S* y, uint8_t* am, bool stream) {
-  const uint16_t* p = reinterpret_cast<const uint16_t*>(x);
-  __m512i bits[2], best[2];
-  __m256i code[2];
-  for (int h = 0; h < 2; ++h) {
-    bits[h] = _mm512_loadu_si512(p + j.tap_offset[0] + 32 * h), best[h] = half_key<S>(bits[h]);
-    code[h] = _mm256_set1_epi8(char(j.tap_code[0]));
-  }
+HWY_INLINE bool half_group_max_nonnegative(const ForwardJob& j, const uint16_t* p, __m512i bits[2], __m256i code[2]) {
+  for (int h = 0; h < 2; ++h)
+    bits[h] = _mm512_loadu_si512(p + j.tap_offset[0] + 32 * h), code[h] = _mm256_set1_epi8(char(j.tap_code[0]));
   const int ntaps = kTaps > 0 ? kTaps : j.ntaps;
 #pragma GCC unroll 9
   for (int t = 1; t < ntaps; ++t)
     for (int h = 0; h < 2; ++h) {
-      const __m512i v = _mm512_loadu_si512(p + j.tap_offset[t] + 32 * h), key = half_key<S>(v);
-      const __mmask32 take = half_key_replaces<S>(key, best[h]);
-      best[h] = _mm512_mask_mov_epi16(best[h], take, key), bits[h] = _mm512_mask_mov_epi16(bits[h], take, v);
-      if constexpr (kIdx == kByteIndex)
+      const __m512i v = _mm512_loadu_si512(p + j.tap_offset[t] + 32 * h);
+      if constexpr (kIdx == kByteIndex) {
+        const __mmask32 take = _mm512_cmpgt_epu16_mask(v, bits[h]);
+        bits[h] = _mm512_mask_mov_epi16(bits[h], take, v);
         code[h] = _mm256_mask_mov_epi8(code[h], take, _mm256_set1_epi8(char(j.tap_code[t])));
+      } else {
+        bits[h] = _mm512_max_epu16(bits[h], v);
+      }
     }
+  const __m512i inf = _mm512_set1_epi16(short(kHalfInf<S>));
+  return (_mm512_cmpgt_epu16_mask(bits[0], inf) | _mm512_cmpgt_epu16_mask(bits[1], inf)) == 0;
+}
+
+// 64 channels of a 16-bit channels-last window from x (its taps at j.tap_offset), two vectors of 32 by integer keys
+// (half_key, kernels-inl.h): the same choice as max_tap's, the chosen cells' own bits stored (a NaN quiet), their
+// codes (kByteIndex) to am. Against max_tap's widening to float32, 16 lanes at a time: bench/RESULTS.md, session 29.
+// Non-negative windows go the shorter way of half_group_max_nonnegative first (resnet-stem's channels-last forward
+// 1.10-1.18x faster so, Zen 4), unless `misses` (the caller's, over its windows) says a recent one was not: then
+// the next 16 go straight to the keys (inputs of either sign as fast as without the shorter way).
+template <class S, int kIdx, int kTaps>
+HWY_INLINE void half_group_max(const ForwardJob& j, const S* x, S* y, uint8_t* am, bool stream, int& misses) {
+  const uint16_t* p = reinterpret_cast<const uint16_t*>(x);
+  __m512i bits[2], out[2];
+  __m256i code[2];
+  bool keys = true;
+  if (misses > 0)
+    --misses;
+  else if (half_group_max_nonnegative<S, kIdx, kTaps>(j, p, bits, code))
+    out[0] = bits[0], out[1] = bits[1], keys = false;
+  else
+    misses = 16;
+  if (keys) {
+    __m512i best[2];
+    for (int h = 0; h < 2; ++h) {
+      bits[h] = _mm512_loadu_si512(p + j.tap_offset[0] + 32 * h), best[h] = half_key<S>(bits[h]);
+      code[h] = _mm256_set1_epi8(char(j.tap_code[0]));
+    }
+    const int ntaps = kTaps > 0 ? kTaps : j.ntaps;
+#pragma GCC unroll 9
+    for (int t = 1; t < ntaps; ++t)
+      for (int h = 0; h < 2; ++h) {
+        const __m512i v = _mm512_loadu_si512(p + j.tap_offset[t] + 32 * h), key = half_key<S>(v);
+        const __mmask32 take = half_key_replaces<S>(key, best[h]);
+        best[h] = _mm512_mask_mov_epi16(best[h], take, key), bits[h] = _mm512_mask_mov_epi16(bits[h], take, v);
+        if constexpr (kIdx == kByteIndex)
+          code[h] = _mm256_mask_mov_epi8(code[h], take, _mm256_set1_epi8(char(j.tap_code[t])));
+      }
+    for (int h = 0; h < 2; ++h) out[h] = half_quiet<S>(bits[h], best[h]);
+  }
   // past the cache where the job streams and the outputs start on lines (their halves then do too): resnet-stem's
   // byte-argmax forward 1.19x (bfloat16) / 1.16x (float16) faster so on Zen 4, its lines no longer read before
   // they are written (on an Intel Xeon, session 29, streamed stores had run no faster, less steady)
   const bool nt = stream && (reinterpret_cast<uintptr_t>(y) & 63) == 0 && (reinterpret_cast<uintptr_t>(am) & 31) == 0;
   for (int h = 0; h < 2; ++h) {
-    const __m512i out = half_quiet<S>(bits[h], best[h]);
-    if (nt) _mm512_stream_si512(reinterpret_cast<__m512i*>(y + 32 * h), out);
-    else _mm512_storeu_si512(y + 32 * h, out);
+    if (nt) _mm512_stream_si512(reinterpret_cast<__m512i*>(y + 32 * h), out[h]);
+    else _mm512_storeu_si512(y + 32 * h, out[h]);
     if constexpr (kIdx == kByteIndex) {
       __m256i* a = reinterpret_cast<__m256i*>(am + 32 * h);
       if (nt) _mm256_stream_si256(a, code[h]);
@@ -356,6 +395,7 @@ HWY_NOINLINE void max_rows(const ForwardJob& j) {
   const bool realign = realigns<S>(d, j, kIdx == kByteIndex ? 1 : 0);
   const bool stream = realign || streams<S>(d, j, kIdx == kByteIndex ? 1 : 0);
   LineStreamer lines;
+  [[maybe_unused]] int misses = 0;  // (half_group_max's)
   // int64 indices (twice the values' bytes or more) past the cache too, where their rows are whole aligned lines
   // and windows of up to 8 taps go one vector at a time: int64 forwards of seed 1.1-1.2x faster, vgg and pool3d
   // channels-last 1.07-1.1x; resnet-stem's channels-last (9 taps, four vectors at a time) 1.1x slower with them
@@ -403,7 +443,8 @@ HWY_NOINLINE void max_rows(const ForwardJob& j) {
           for (int t = 0; t < ntaps; ++t)
             for (int v = 0; v < U; v += 2) prefetch(x + j.tap_offset[t] + at[v] + 2048 / int64_t(sizeof(S)));
           half_group_max<S, kIdx, kTaps>(j, x + at[0], y + lane[0],
-                                         kIndex ? static_cast<uint8_t*>(r.argmax) + lane[0] : nullptr, stream);
+                                         kIndex ? static_cast<uint8_t*>(r.argmax) + lane[0] : nullptr, stream,
+                                         misses);
           return;
         }
 #endif

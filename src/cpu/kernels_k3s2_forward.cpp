@@ -59,10 +59,11 @@ HWY_INLINE void k3s2_output(const K3S2ForwardJob& j, int64_t oh, int64_t ow) {
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
 // The output rows of one vector of 16-bit windows (HalfPlane, below, on AVX-512 and AVX2), as a window's rows
 // in order: three(row) gives an input row's maximum (key, bits, code 0-2), later(m, jh) adds 3 jh to its code,
-// pick(best, m) keeps best or takes m by the rule, store(oh, best) writes an output row. The bottom row's maximum
-// stays for the next output row, whose top row it is; with prefetch_rows the rows 4 on are asked for.
+// pick(best, m) keeps best or takes m by the rule, store(oh, best) writes an output row (or returns false: the walk
+// stops there, and half_rows returns false). The bottom row's maximum stays for the next output row, whose top
+// row it is; with prefetch_rows the rows 4 on are asked for.
 template <class Max, class Three, class Later, class Pick, class Store>
-HWY_INLINE void half_rows(const K3S2ForwardJob& j, bool prefetch_rows, const Three& three, const Later& later,
+HWY_INLINE bool half_rows(const K3S2ForwardJob& j, bool prefetch_rows, const Three& three, const Later& later,
                           const Pick& pick, const Store& store) {
   const int64_t H = j.height;
   const uint16_t* x = static_cast<const uint16_t*>(j.x);
@@ -83,8 +84,13 @@ HWY_INLINE void half_rows(const K3S2ForwardJob& j, bool prefetch_rows, const Thr
       best = first ? c : pick(best, c);
       first = false;
     }
-    store(oh, best);
+    if constexpr (std::is_same_v<decltype(store(oh, best)), bool>) {
+      if (!store(oh, best)) return false;
+    } else {
+      store(oh, best);
+    }
   }
+  return true;
 }
 #endif
 
@@ -123,9 +129,30 @@ class HalfPlane {
       return Max{_mm512_mask_mov_epi16(best.key, take, m.key), _mm512_mask_mov_epi16(best.bits, take, m.bits),
                  kCodes ? _mm512_mask_mov_epi16(best.code, take, m.code) : best.code};
     };
+    // non-negative windows (see three_nonnegative): unsigned compares of the bits
+    auto pick_nonnegative = [](const Max& best, const Max& m) HWY_ATTR {
+      if constexpr (!kCodes) return Max{best.key, _mm512_max_epu16(best.bits, m.bits), best.code};
+      const __mmask32 take = _mm512_cmpgt_epu16_mask(m.bits, best.bits);
+      return Max{best.key, _mm512_mask_mov_epi16(best.bits, take, m.bits),
+                 _mm512_mask_mov_epi16(best.code, take, m.code)};
+    };
+    const __m512i inf = _mm512_set1_epi16(short(kHalfInf<S>));
     for (int64_t o0 = 0; o0 < OW; o0 += 32) {
       const __mmask32 out = first_lanes<__mmask32>(std::min<int64_t>(32, OW - o0));
       const Taps taps(o0, j_.pad_w, j_.width);
+      // the chunk's rows the short way while their windows are non-negative; from the first that is not (its
+      // maximum's bits above +infinity's: a tap negative or NaN), all of them again by the keys (resnet-stem's
+      // forward 1.12-1.19x faster on non-negative inputs, 0.97-0.98x on inputs of either sign, Zen 4)
+      if (half_rows<Max>(
+              j_, o0 == 0, [&](const uint16_t* row) HWY_ATTR { return three_nonnegative<kCodes>(taps, row); },
+              later, pick_nonnegative, [&](int64_t oh, const Max& best) HWY_ATTR {
+                if (_mm512_mask_cmpgt_epu16_mask(out, best.bits, inf)) return false;
+                _mm512_mask_storeu_epi16(static_cast<uint16_t*>(j_.y) + oh * j_.y_row + o0, out, best.bits);
+                if constexpr (kCodes)
+                  _mm256_mask_storeu_epi8(j_.am + oh * j_.y_row + o0, out, _mm512_cvtepi16_epi8(best.code));
+                return true;
+              }))
+        continue;
       half_rows<Max>(
           j_, o0 == 0, [&](const uint16_t* row) HWY_ATTR { return three<kCodes>(taps, row); }, later, pick,
           [&](int64_t oh, const Max& best) HWY_ATTR {
@@ -152,6 +179,23 @@ class HalfPlane {
       m.code = _mm512_mask_mov_epi16(_mm512_maskz_mov_epi16(take1, _mm512_set1_epi16(1)), take2,
                                      _mm512_set1_epi16(2));
     return m;
+  }
+
+  // The same where every tap is non-negative and no NaN (bits at most +infinity's, as after a ReLU; cells outside
+  // the row read as +0, which never replaces): there the bits, compared as unsigned integers, order as the
+  // values, equal values have equal bits and no NaN needs quieting. Only bits and codes are kept (key unused); a
+  // tap negative or NaN leaves a maximum's bits above +infinity's, which the caller checks.
+  template <bool kCodes>
+  HWY_INLINE Max three_nonnegative(const Taps& taps, const uint16_t* row) const {
+    __m512i v0, v1, v2;
+    taps.load(row, _mm512_setzero_si512(), v0, v1, v2);
+    if constexpr (!kCodes) return Max{v0, _mm512_max_epu16(_mm512_max_epu16(v0, v1), v2), v0};
+    const __mmask32 take1 = _mm512_cmpgt_epu16_mask(v1, v0) | taps.left();
+    const __m512i b = _mm512_mask_mov_epi16(v0, take1, v1);
+    const __mmask32 take2 = _mm512_cmpgt_epu16_mask(v2, b);
+    return Max{v0, _mm512_mask_mov_epi16(b, take2, v2),
+               _mm512_mask_mov_epi16(_mm512_maskz_mov_epi16(take1, _mm512_set1_epi16(1)), take2,
+                                     _mm512_set1_epi16(2))};
   }
 
   const K3S2ForwardJob& j_;

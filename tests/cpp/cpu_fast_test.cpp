@@ -431,6 +431,51 @@ TEST_F(CpuFast, HalfForwardOnEvery16BitPattern) {
         }
 }
 
+// The 16-bit 3x3 stride-2 max forwards' shorter way for non-negative windows (unsigned compares of the bits:
+// kernels_k3s2_forward.cpp's channels-first planes, kernels_forward-inl.h's 64-channel channels-last pixels),
+// without an index and with the byte argmax: every non-negative pattern (+0, subnormals, +inf) with many ties;
+// then a block of +0 in image 1 with four cells of one pattern planted in it, -0 (the first of an all-zero
+// window: -0 stays), a negative value, a NaN (positive or negative, quiet or signalling) or -inf, which send
+// those windows back to the integer keys.
+TEST_F(CpuFast, HalfMaxNonNegativeWindowsMatchReference) {
+  std::uniform_int_distribution<int> pattern(0, 0x7C00), tie(0, 3);
+  for (DType dt : {DType::bf16, DType::f16})
+    for (Layout lay : {Layout::ChannelsFirst, Layout::ChannelsLast}) {
+      const uint16_t inf = dt == DType::bf16 ? 0x7F80 : 0x7C00;
+      const Shape xs = lay == Layout::ChannelsFirst ? Shape{2, 3, 21, 75} : Shape{2, 64, 21, 11};
+      const Geometry g = torch_geometry({xs[2], xs[3]}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, false);
+      const Shape ys{xs[0], xs[1], g.output_size()[0], g.output_size()[1]};
+      for (uint16_t planted : {uint16_t(0), uint16_t(0x8000), uint16_t(0xBC00), uint16_t(inf | 0x40),
+                               uint16_t(inf | 1), uint16_t(0x8000 | inf | 0x40), uint16_t(0x8000 | inf)}) {
+        SCOPED_TRACE(std::string(dtype_name(dt)) + " layout " + std::to_string(int(lay)) + " planted " +
+                     std::to_string(planted));
+        Buf x = make(dt, xs, lay, false);
+        uint16_t* bits = static_cast<uint16_t*>(x.view.data);
+        for (int64_t i = 0; i < xs.numel(); ++i)
+          bits[i] = tie(rng) == 0 ? uint16_t(tie(rng) == 0 ? inf : 0) : uint16_t(pattern(rng) & ~3);
+        const Strides& st = x.view.strides;
+        auto cell = [&](int64_t c, int64_t h, int64_t w) -> uint16_t& {
+          return bits[st[0] + c * st[1] + h * st[2] + w * st[3]];  // (image 1)
+        };
+        if (planted) {
+          for (int64_t c = 0; c < xs[1]; ++c)
+            for (int64_t h = 7; h < 13; ++h)
+              for (int64_t w = 1; w < 9; ++w) cell(c, h, w) = 0;
+          for (int64_t h : {9, 10})  // (cell (9, 3) is the top left one of the window at output (5, 2))
+            for (int64_t w : {3, 4}) cell(1, h, w) = planted;
+        }
+        Buf y0 = make(dt, ys, lay, false), a0 = make(DType::u8, ys, lay, false);
+        ref::max_pool_forward(g, x.view, y0.view, a0.view);
+        Buf y1 = make(dt, ys, lay, false), a1 = make(DType::u8, ys, lay, false), y2 = make(dt, ys, lay, false);
+        ASSERT_TRUE(cpu::max_pool_forward(g, x.view, y1.view, a1.view));
+        ASSERT_TRUE(cpu::max_pool_forward(g, x.view, y2.view, TensorView{}));
+        EXPECT_TRUE(same_bits(y0, y1));
+        EXPECT_TRUE(same_bits(a0, a1));
+        EXPECT_TRUE(same_bits(y0, y2));
+      }
+    }
+}
+
 // The 16-bit channels-last max backward of overlapping windows (3x3, stride 2: the gather, widening dy at each
 // term): every one of the 65,536 bit patterns as a gradient gives the reference's bits (where two windows send
 // NaN to one cell, both NaN is enough: see differ_but_nan_payloads).
