@@ -497,6 +497,58 @@ TEST_F(CpuFast, HalfChannelsLastBackwardOnEvery16BitPattern) {
   }
 }
 
+// The 16-bit max backward of stride-2 windows that do not overlap, by dy's bits (kernels_backward.cpp,
+// half_tiled_max): every one of the 65,536 bit patterns as a gradient (-0 comes out +0, a NaN quiet, as the
+// float32 sum rounds them) gives the reference's bits: channels-first rows of 16 outputs (seed's planes), of 35
+// and 56 (halves across tap rows), 2x2x2 windows (tap rows a plane apart), row-sliced views (planes apart),
+// channels-last 2 and 64 channels (3: the widening way); dx through the cache and, every output counting as past
+// it, streamed.
+TEST_F(CpuFast, HalfMaxBackwardWithoutOverlapOnEvery16BitPattern) {
+  struct Run {
+    Shape xs;
+    Layout lay;
+    bool slice;
+  };
+  const Run runs[] = {{Shape{64, 8, 32, 32}, Layout::ChannelsFirst, false},
+                      {Shape{16, 8, 22, 70}, Layout::ChannelsFirst, false},
+                      {Shape{8, 8, 20, 112}, Layout::ChannelsFirst, false},
+                      {Shape{8, 8, 20, 70}, Layout::ChannelsFirst, true},
+                      {Shape{16, 8, 20, 32}, Layout::ChannelsFirst, true},
+                      {Shape{4, 8, 8, 16, 32}, Layout::ChannelsFirst, false},
+                      {Shape{256, 2, 16, 16}, Layout::ChannelsLast, false},
+                      {Shape{8, 64, 16, 16}, Layout::ChannelsLast, false},
+                      {Shape{64, 3, 16, 22}, Layout::ChannelsLast, false}};
+  for (DType dt : {DType::bf16, DType::f16})
+    for (const Run& r : runs) {
+      SCOPED_TRACE(std::string(dtype_name(dt)) + " " + r.xs.str() + " layout " + std::to_string(int(r.lay)) +
+                   (r.slice ? " sliced" : ""));
+      const int rank = r.xs.rank - 2;
+      std::vector<int64_t> in(r.xs.dims.begin() + 2, r.xs.dims.begin() + r.xs.rank);
+      const Geometry g = torch_geometry(in, std::vector<int64_t>(size_t(rank), 2), std::vector<int64_t>(size_t(rank), 2),
+                                        std::vector<int64_t>(size_t(rank), 0), std::vector<int64_t>(size_t(rank), 1),
+                                        false);
+      std::vector<int64_t> yd{r.xs[0], r.xs[1]};
+      for (int64_t n : g.output_size()) yd.push_back(n);
+      const Shape ys(yd);
+      Buf x = make(dt, r.xs, r.lay, r.slice), dy = make(dt, ys, r.lay, false);
+      fill(x.view, rng, true);
+      uint16_t* bits = static_cast<uint16_t*>(dy.view.data);
+      for (int64_t i = 0; i < ys.numel(); ++i) bits[i] = uint16_t(i * 40503);  // every pattern, scattered
+      Buf am = make(DType::u8, ys, r.lay, false), y = make(dt, ys, r.lay, false);
+      ref::max_pool_forward(g, x.view, y.view, am.view);
+      Buf dx0 = make(dt, r.xs, r.lay, r.slice);
+      ref::max_pool_backward(g, dy.view, am.view, x.view, dx0.view);
+      const int64_t saved = cpu::stream_threshold_bytes.load();
+      for (int64_t threshold : {saved, int64_t(0)}) {
+        Buf dx1 = make(dt, r.xs, r.lay, r.slice);
+        cpu::stream_threshold_bytes = threshold;
+        ASSERT_TRUE(cpu::max_pool_backward(g, dy.view, am.view, x.view, dx1.view));
+        cpu::stream_threshold_bytes = saved;
+        EXPECT_TRUE(same_bits(dx0, dx1)) << "threshold " << threshold;
+      }
+    }
+}
+
 // bfloat16 / float16 go through float32 blocks (channel ranges of one image, or several images): tensors big
 // enough for several blocks and threads, both layouts, still the reference's bits.
 TEST_F(CpuFast, HalfTypesInBlocksMatchReference) {
