@@ -27,6 +27,7 @@ struct Options {
   int64_t batch = 0;  // --batch: every case's first dimension (0: its own)
   std::string dtype;  // empty: each case's own
   bool fresh = false;  // --fresh-outputs
+  bool nonnegative = false;  // --inputs nonnegative
 };
 
 // The dtype named `name` (dtype_name's spelling).
@@ -40,7 +41,7 @@ DType dtype_named(const std::string& name) {
 void usage(FILE* out) {
   std::fprintf(out,
                "usage: poolkit bench [--case NAME]... [--op OP]... [--layout nchw|nhwc|both] [--dtype T] [--threads N]\n"
-               "                     [--reps N] [--batch N] [--fresh-outputs]\n"
+               "                     [--reps N] [--batch N] [--fresh-outputs] [--inputs signed|nonnegative]\n"
                "\n"
                "Times the standard cases (seed, resnet-stem, vgg, overlap-avg, gap, adaptive, pool3d, half) and\n"
                "prints, for each operator: the median time, the effective bandwidth (inputs read once, outputs\n"
@@ -66,13 +67,21 @@ void usage(FILE* out) {
                "  --fresh-outputs  each repetition's outputs allocated anew (uninitialised) through the core's\n"
                "                allocator with its huge-page advice, its cache of freed blocks off, and freed after the\n"
                "                call: the work of a host that returns new arrays (Octave, MATLAB), page faults and\n"
-               "                the kernel's zeroing of fresh pages included. Default: warm buffers reused\n");
+               "                the kernel's zeroing of fresh pages included. Default: warm buffers reused\n"
+               "  --inputs K    the floating inputs and gradients: signed (default: uniform in [-1, 1)) or\n"
+               "                nonnegative (their magnitudes, as after a ReLU, where the 16-bit max forwards\n"
+               "                compare bits; integer types: random bytes either way)\n");
 }
 
-void fill_random(const Tensor& t, uint64_t seed) {
+// Uniform in [-1, 1), or (nonnegative) the magnitudes of those values.
+void fill_random(const Tensor& t, uint64_t seed, bool nonnegative) {
   int64_t n = t.numel();
   uint64_t s = seed * 0x9E3779B97F4A7C15ull + 1;
-  auto next = [&] { s ^= s << 13, s ^= s >> 7, s ^= s << 17; return float(int64_t(s >> 40) - (1 << 23)) / (1 << 23); };
+  auto next = [&] {
+    s ^= s << 13, s ^= s >> 7, s ^= s << 17;
+    const float v = float(int64_t(s >> 40) - (1 << 23)) / (1 << 23);
+    return nonnegative ? std::fabs(v) : v;
+  };
   switch (t.dtype()) {
     case DType::f32: { float* p = t.data<float>(); for (int64_t i = 0; i < n; ++i) p[i] = next(); break; }
     case DType::f64: { double* p = t.data<double>(); for (int64_t i = 0; i < n; ++i) p[i] = next(); break; }
@@ -155,12 +164,13 @@ struct Row {
 };
 
 // Times one operator of a case; returns the bytes it moves and its median time.
-Row run_op(const Case& c, const Geometry& g, const std::string& op, DType dt, Layout layout, int reps, bool fresh) {
+Row run_op(const Case& c, const Geometry& g, const std::string& op, DType dt, Layout layout, int reps, bool fresh,
+           bool nonnegative) {
   Shape xs(c.shape), ys(c.shape);
   std::vector<int64_t> out = g.output_size();
   for (size_t i = 0; i < out.size(); ++i) ys[int(i) + 2] = out[i];
   Tensor x(dt, xs, layout), y(dt, ys, layout);
-  fill_random(x, 1);
+  fill_random(x, 1, nonnegative);
   std::string idx = op.size() > 7 ? op.substr(8) : "";
   DType form = idx == "i64" ? DType::i64 : local_argmax_dtype(g);
   Row r{op + " " + dtype_name(dt), 0, 0, 0};
@@ -173,7 +183,7 @@ Row run_op(const Case& c, const Geometry& g, const std::string& op, DType dt, La
     else r.label = "max-fwd " + std::string(dtype_name(dt));
   } else if (op.rfind("max-bwd", 0) == 0) {
     Tensor dy(dt, ys, layout), dx(dt, xs, layout);
-    fill_random(dy, 2);
+    fill_random(dy, 2, nonnegative);
     Tensor am = idx.empty() ? Tensor() : Tensor(form, ys, layout);
     max_pool_forward(g, x, y, am.view());
     r.seconds = time_into(reps, fresh, dx, {}, [&](auto& dxv, auto&) { max_pool_backward(g, dy, am.view(), x, dxv); });
@@ -192,7 +202,7 @@ Row run_op(const Case& c, const Geometry& g, const std::string& op, DType dt, La
     AvgOptions opt;
     opt.count_include_pad = c.count_include_pad;
     Tensor dy(dt, ys, layout), dx(dt, xs, layout);
-    fill_random(dy, 2);
+    fill_random(dy, 2, nonnegative);
     r.seconds = time_into(reps, fresh, dx, {}, [&](auto& dxv, auto&) { avg_pool_backward(g, opt, dy, dxv); });
     r.read = bytes(dy);
     r.written = bytes(dx);
@@ -229,6 +239,10 @@ int bench(int argc, char** argv) {
       dtype_named(o.dtype);
     } else if (a == "--fresh-outputs") {
       o.fresh = true;
+    } else if (a == "--inputs") {
+      const std::string k = value();
+      if (k != "signed" && k != "nonnegative") fail("--inputs", "must be signed or nonnegative, not '" + k + "'");
+      o.nonnegative = k == "nonnegative";
     } else if (a == "--batch") {
       o.batch = std::stoll(value());
       if (o.batch < 1) fail("--batch", "must be >= 1");
@@ -272,6 +286,7 @@ int bench(int argc, char** argv) {
   for (const Case& c : chosen) total += int(c.ops.size() * c.dtypes.size() * layouts.size());
   Bandwidth bw;
   if (o.batch) std::printf("poolkit bench: every case with a batch of %lld\n", static_cast<long long>(o.batch));
+  if (o.nonnegative) std::printf("poolkit bench: non-negative inputs and gradients (--inputs nonnegative)\n");
   std::printf("poolkit bench: %d thread(s); outputs %s; before each row a plain memcpy (1 thread, bytes read + written), a\n"
               "sum (read) and streaming stores (write) on the kernels' threads, before and after it (their mean; a\n"
               "row run again where they differ by over 15%%); limit = read / read GB/s + written / write GB/s\n\n",
@@ -294,7 +309,7 @@ int bench(int argc, char** argv) {
           for (int attempt = 1;; ++attempt) {
             copy_bw = bw.copy(o.reps);
             const double read0 = bw.read(o.reps, num_threads()), write0 = bw.write(o.reps, num_threads());
-            r = run_op(c, g, op, dt, layout, o.reps, o.fresh);
+            r = run_op(c, g, op, dt, layout, o.reps, o.fresh, o.nonnegative);
             const double read1 = bw.read(o.reps, num_threads()), write1 = bw.write(o.reps, num_threads());
             read_bw = (read0 + read1) / 2, write_bw = (write0 + write1) / 2;
             auto agree = [](double a, double b) { return std::abs(a - b) <= 0.15 * std::max(a, b); };
