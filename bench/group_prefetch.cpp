@@ -6,12 +6,8 @@
 //   g++ -O2 -fopenmp -std=c++17 -Iinclude bench/group_prefetch.cpp build/release/src/libpoolkit.a -lhwy
 //       -o /tmp/group_prefetch && /tmp/group_prefetch [pool3d|resnet-stem|vgg]...
 // (2 threads, or OMP_NUM_THREADS)
-#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
-#include <string>
-#include <vector>
 
 #include "poolkit/poolkit.hpp"
 #include "poolkit/threads.hpp"
@@ -26,37 +22,19 @@ namespace {
 
 int run(const MaxCase& c) {
   using namespace poolkit;
-  const Shape xs(c.shape), ys(c.out_shape());
   const Geometry g = c.geometry();
-  const size_t xn = size_t(xs.numel()), yn = size_t(ys.numel());
-  float* x = static_cast<float*>(std::aligned_alloc(64, xn * 4));
-  float* y = static_cast<float*>(std::aligned_alloc(64, yn * 4));
-  int64_t* idx = static_cast<int64_t*>(std::aligned_alloc(64, yn * 8));
-  uint8_t* codes = static_cast<uint8_t*>(std::aligned_alloc(64, yn));
-  for (size_t i = 0; i < xn; ++i) x[i] = float((i * 2654435761u) % 1000);
-  std::memset(y, 0, yn * 4), std::memset(idx, 0, yn * 8), std::memset(codes, 0, yn);
-  const TensorView xv(x, DType::f32, xs, Layout::ChannelsLast), yv(y, DType::f32, ys, Layout::ChannelsLast);
-  const TensorView iv(idx, DType::i64, ys, Layout::ChannelsLast), cv(codes, DType::u8, ys, Layout::ChannelsLast);
+  const CaseTensors t(c, Layout::ChannelsLast);
   const char* index_names[3] = {"none", "uint8", "int64"};
-  int rc = 0;
-  for (int index = 0; index < 3 && rc == 0; ++index) {
-    const TensorView am = index == 0 ? TensorView{} : index == 1 ? cv : iv;
-    std::vector<float> first;
-    const auto ms = times_in_turn(2, 25, [&](int mode) {
-      cpu::cpu_group_prefetch = mode == 0;
-      max_pool_forward(g, xv, yv, am);
-      if (first.empty()) return first.assign(y, y + yn), true;
-      if (std::equal(first.begin(), first.end(), y)) return true;
-      rc = std::puts("the two modes' outputs differ");
-      return false;
-    });
-    if (rc) break;
-    const double with = ms[0][ms[0].size() / 2], without = ms[1][ms[1].size() / 2];
+  for (int index = 0; index < 3; ++index) {
+    const TensorView am = index == 0 ? TensorView{} : index == 1 ? t.codes.view() : t.idx.view();
+    const auto ms = medians_both_ways(cpu::cpu_group_prefetch, 25, t.y.data<char>(), size_t(t.y.numel() * 4),
+                                      [&] { max_pool_forward(g, t.x, t.y, am); });
+    if (!ms) return 1;
+    const auto [with, without] = *ms;
     std::printf("%-12s %-6s prefetch %.3f ms  none %.3f ms  speed-up without %.2f\n", c.name, index_names[index],
                 with, without, with / without);
   }
-  std::free(x), std::free(y), std::free(idx), std::free(codes);
-  return rc;
+  return 0;
 }
 
 }  // namespace

@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <optional>
+#include <utility>
 #include <vector>
 
 inline double now_seconds() {
@@ -37,4 +39,23 @@ inline void print_against_first(const char* case_name, const std::vector<const c
     std::printf("%-12s %-30s median %.2f ms  min %.2f ms  %s / this %.2f\n", case_name, names[k], ms[k][mid],
                 ms[k][0], names[0], ms[0][mid] / ms[k][mid]);
   }
+}
+
+// The median times in ms of call() with a library switch `flag` true, then false, timed in turn over `rounds`;
+// none where the two settings' outputs (the `bytes` at `out` after each call) differ (said on stdout).
+template <class F>
+std::optional<std::pair<double, double>> medians_both_ways(bool& flag, int rounds, const void* out, size_t bytes,
+                                                           F&& call) {
+  std::vector<char> first;
+  bool same = true;
+  const auto ms = times_in_turn(2, rounds, [&](int setting) {
+    flag = setting == 0;
+    call();
+    const char* o = static_cast<const char*>(out);
+    if (first.empty()) return first.assign(o, o + bytes), true;
+    same = std::equal(first.begin(), first.end(), o);
+    return same;
+  });
+  if (!same) return std::puts("the two settings' outputs differ"), std::nullopt;
+  return std::make_pair(ms[0][ms[0].size() / 2], ms[1][ms[1].size() / 2]);
 }

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,26 @@ inline const std::vector<MaxCase> kMaxCases = {{"seed", {16384, 2, 32, 32}, 2, 2
                                                {"resnet-stem", {32, 64, 112, 112}, 3, 2, 1, false},
                                                {"pool3d", {8, 64, 32, 32, 32}, 2, 2, 0, false},
                                                {"half-bf16", {32, 64, 112, 112}, 3, 2, 1, true}};
+
+// A case's input in its dtype (float32, or bfloat16 where c.bf16), the same values in every program here:
+// (i * 2654435761) % 1000 at flat position i (bfloat16: the float's top half); its output and both argmax forms
+// (int64 indices, uint8 codes), zeroed; all in one layout.
+struct CaseTensors {
+  poolkit::Tensor x, y, idx, codes;
+  explicit CaseTensors(const MaxCase& c, poolkit::Layout layout = poolkit::Layout::ChannelsFirst) {
+    using namespace poolkit;
+    const DType dt = c.bf16 ? DType::bf16 : DType::f32;
+    const Shape xs(c.shape), ys(c.out_shape());
+    x = Tensor(dt, xs, layout), y = Tensor(dt, ys, layout);
+    idx = Tensor(DType::i64, ys, layout), codes = Tensor(DType::u8, ys, layout);
+    const size_t es = size_t(dtype_size(dt));
+    char* p = x.data<char>();
+    for (size_t i = 0; i < size_t(x.numel()); ++i) {
+      const float v = float((i * 2654435761u) % 1000);
+      std::memcpy(p + i * es, reinterpret_cast<const char*>(&v) + 4 - es, es);
+    }
+  }
+};
 
 // run(case) for each of the cases `names` that argv names, every one of them where argv names none, in kMaxCases'
 // order; a name not among them is a usage error (status 2). Returns the OR of run's statuses.

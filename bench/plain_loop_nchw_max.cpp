@@ -69,25 +69,19 @@ int run(const MaxCase& c) {
   using namespace poolkit;
   if (c.shape.back() % 2 != 0 || c.k != 2 || c.s != 2 || c.p != 0)
     return std::printf("%s: the loop takes 2-wide stride-2 windows over rows of even length\n", c.name), 1;
-  const Shape xs(c.shape), ys(c.out_shape());
-  const size_t xn = size_t(xs.numel()), yn = size_t(ys.numel());
-  float* x = static_cast<float*>(std::aligned_alloc(64, xn * 4));
-  float* y = static_cast<float*>(std::aligned_alloc(64, yn * 4));
-  for (size_t i = 0; i < xn; ++i) x[i] = float((i * 2654435761u) % 1000);
-  std::memset(y, 0, yn * 4);
-  const TensorView xv(x, DType::f32, xs), yv(y, DType::f32, ys);
+  const CaseTensors t(c);
+  float *x = t.x.data<float>(), *y = t.y.data<float>();
+  const size_t yn = size_t(t.y.numel());
   const Geometry g = c.geometry();
-  max_pool_forward(g, xv, yv, TensorView{});
+  max_pool_forward(g, t.x, t.y, TensorView{});
   const std::vector<float> expect(y, y + yn);
   std::memset(y, 0, yn * 4);
   plain_loop(c, x, y);
   if (!std::equal(expect.begin(), expect.end(), y)) return std::printf("%s: the plain loop differs\n", c.name), 1;
   print_against_first(c.name, {"poolkit", "plain loop"}, times_in_turn(2, 21, [&](int v) {
-                        v == 0 ? max_pool_forward(g, xv, yv, TensorView{}) : plain_loop(c, x, y);
+                        v == 0 ? max_pool_forward(g, t.x, t.y, TensorView{}) : plain_loop(c, x, y);
                         return true;
                       }));
-  std::free(x);
-  std::free(y);
   return 0;
 }
 

@@ -71,15 +71,11 @@ void plain(const MaxCase& c, const float* x, float* y) {
 
 int run(const MaxCase& c) {
   using namespace poolkit;
-  const Shape xs(c.shape), ys(c.out_shape());
-  const size_t xn = size_t(xs.numel()), yn = size_t(ys.numel());
-  float* x = static_cast<float*>(std::aligned_alloc(64, xn * 4));
-  float* y = static_cast<float*>(std::aligned_alloc(64, yn * 4));
-  for (size_t i = 0; i < xn; ++i) x[i] = float((i * 2654435761u) % 1000);
-  std::memset(y, 0, yn * 4);
-  const TensorView xv(x, DType::f32, xs, Layout::ChannelsLast), yv(y, DType::f32, ys, Layout::ChannelsLast);
+  const CaseTensors t(c, Layout::ChannelsLast);
+  float *x = t.x.data<float>(), *y = t.y.data<float>();
+  const size_t yn = size_t(t.y.numel());
   const Geometry g = c.geometry();
-  max_pool_forward(g, xv, yv, TensorView{});
+  max_pool_forward(g, t.x, t.y, TensorView{});
   const std::vector<float> expect(y, y + yn);
   for (bool stream : {false, true}) {
     std::memset(y, 0, yn * 4);
@@ -87,14 +83,12 @@ int run(const MaxCase& c) {
     if (!std::equal(expect.begin(), expect.end(), y)) return std::printf("%s: the plain loop differs\n", c.name), 1;
   }
   const auto ms = times_in_turn(3, 21, [&](int v) {
-    if (v == 0) max_pool_forward(g, xv, yv, TensorView{});
+    if (v == 0) max_pool_forward(g, t.x, t.y, TensorView{});
     else if (v == 1) plain<false>(c, x, y);
     else plain<true>(c, x, y);
     return true;
   });
   print_against_first(c.name, {"poolkit", "plain loop, ordinary stores", "plain loop, streaming stores"}, ms);
-  std::free(x);
-  std::free(y);
   return 0;
 }
 

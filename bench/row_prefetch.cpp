@@ -7,12 +7,8 @@
 //   g++ -O2 -fopenmp -std=c++17 -Iinclude bench/row_prefetch.cpp build/release/src/libpoolkit.a -lhwy
 //       -o /tmp/row_prefetch && /tmp/row_prefetch [seed|resnet-stem|vgg|pool3d|half-bf16]...
 // (2 threads, or OMP_NUM_THREADS)
-#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
-#include <string>
-#include <vector>
 
 #include "poolkit/poolkit.hpp"
 #include "poolkit/threads.hpp"
@@ -27,43 +23,22 @@ namespace {
 
 int run(const MaxCase& c) {
   using namespace poolkit;
-  const Shape xs(c.shape), ys(c.out_shape());
   const Geometry g = c.geometry();
-  const size_t xn = size_t(xs.numel()), yn = size_t(ys.numel()), es = c.bf16 ? 2 : 4;
-  const DType dt = c.bf16 ? DType::bf16 : DType::f32;
-  char* x = static_cast<char*>(std::aligned_alloc(64, xn * es));
-  char* y = static_cast<char*>(std::aligned_alloc(64, yn * es));
-  int64_t* idx = static_cast<int64_t*>(std::aligned_alloc(64, yn * 8));
-  uint8_t* codes = static_cast<uint8_t*>(std::aligned_alloc(64, yn));
-  for (size_t i = 0; i < xn; ++i) {
-    const float v = float((i * 2654435761u) % 1000);
-    std::memcpy(x + i * es, reinterpret_cast<const char*>(&v) + 4 - es, es);  // (bfloat16: the float's top half)
-  }
-  std::memset(y, 0, yn * es), std::memset(idx, 0, yn * 8), std::memset(codes, 0, yn);
-  const TensorView xv(x, dt, xs), yv(y, dt, ys), iv(idx, DType::i64, ys), cv(codes, DType::u8, ys);
+  const CaseTensors t(c);
   const char* names[4] = {"max", "max uint8", "max int64", "avg"};
-  int rc = 0;
-  for (int op = 0; op < 4 && rc == 0; ++op) {
-    auto call = [&] {
-      if (op == 3) avg_pool_forward(g, AvgOptions{}, xv, yv);
-      else max_pool_forward(g, xv, yv, op == 0 ? TensorView{} : op == 1 ? cv : iv);
-    };
-    std::vector<char> first;
-    const auto ms = times_in_turn(2, 25, [&](int mode) {
-      cpu::cpu_row_prefetch_far = mode == 0;
-      call();
-      if (first.empty()) return first.assign(y, y + yn * es), true;
-      if (std::equal(first.begin(), first.end(), y)) return true;
-      rc = std::puts("the two modes' outputs differ");
-      return false;
+  for (int op = 0; op < 4; ++op) {
+    const TensorView am = op == 1 ? t.codes.view() : op == 2 ? t.idx.view() : TensorView{};
+    const size_t bytes = size_t(t.y.numel() * dtype_size(t.y.dtype()));
+    const auto ms = medians_both_ways(cpu::cpu_row_prefetch_far, 25, t.y.data<char>(), bytes, [&] {
+      if (op == 3) avg_pool_forward(g, AvgOptions{}, t.x, t.y);
+      else max_pool_forward(g, t.x, t.y, am);
     });
-    if (rc) break;
-    const double far = ms[0][ms[0].size() / 2], near = ms[1][ms[1].size() / 2];
+    if (!ms) return 1;
+    const auto [far, near] = *ms;
     std::printf("%-12s %-9s outer caches %.3f ms  first level %.3f ms  speed-up of the outer caches %.2f\n", c.name,
                 names[op], far, near, near / far);
   }
-  std::free(x), std::free(y), std::free(idx), std::free(codes);
-  return rc;
+  return 0;
 }
 
 }  // namespace

@@ -59,8 +59,8 @@ HWY_INLINE void k3s2_output(const K3S2ForwardJob& j, int64_t oh, int64_t ow) {
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
 // The output rows of one vector of 16-bit windows (HalfPlane, below, on AVX-512 and AVX2), as a window's rows
 // in order: three(row) gives an input row's maximum (key, bits, code 0-2), later(m, jh) adds 3 jh to its code,
-// pick(best, m) keeps best or takes m by the rule, store(oh, best) writes an output row (or returns false: the walk
-// stops there, and half_rows returns false). The bottom row's maximum stays for the next output row, whose top
+// pick(best, m) keeps best or takes m by the rule, store(oh, best) writes an output row and returns true (false: the
+// walk stops there, and half_rows returns false). The bottom row's maximum stays for the next output row, whose top
 // row it is; with prefetch_rows the rows 4 on are asked for.
 template <class Max, class Three, class Later, class Pick, class Store>
 HWY_INLINE bool half_rows(const K3S2ForwardJob& j, bool prefetch_rows, const Three& three, const Later& later,
@@ -84,11 +84,7 @@ HWY_INLINE bool half_rows(const K3S2ForwardJob& j, bool prefetch_rows, const Thr
       best = first ? c : pick(best, c);
       first = false;
     }
-    if constexpr (std::is_same_v<decltype(store(oh, best)), bool>) {
-      if (!store(oh, best)) return false;
-    } else {
-      store(oh, best);
-    }
+    if (!store(oh, best)) return false;
   }
   return true;
 }
@@ -167,6 +163,7 @@ class HalfPlane {
                                      half_quiet<S>(best.bits, best.key));
             if constexpr (kCodes)
               _mm256_mask_storeu_epi8(j_.am + oh * j_.y_row + o0, out, _mm512_cvtepi16_epi8(best.code));
+            return true;
           });
     }
   }
@@ -257,6 +254,7 @@ class HalfPlane {
               _mm_storeu_si128(reinterpret_cast<__m128i*>(j_.am + oh * j_.y_row + m),
                                _mm_packus_epi16(_mm256_castsi256_si128(code), _mm256_extracti128_si256(code, 1)));
             }
+            return true;
           });
       if (m == hi) break;
     }
