@@ -2,6 +2,8 @@
 torch.nn.functional.lp_pool*d (values within 2 ulps, gradients in float64), mixed and stochastic against
 poolkit.torch's same-named functions (bit-exact, the same seed drawing the same cells); check_grads in float64,
 jit, argument errors."""
+import zlib
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -27,6 +29,14 @@ WINDOW_ARGS = [(3, 2, 1, True), (2, None, 0, False)]
 def x64():
     with jax.enable_x64(True):  # float64 stays float64
         yield
+
+
+@pytest.fixture(autouse=True)
+def seeded(request):
+    """Each test's inputs from a generator seeded by the test's own id: the same values whichever worker (pytest -n)
+    runs it and whatever ran before it there (a shared generator had drawn other values under another order)."""
+    global RNG
+    RNG = np.random.default_rng(zlib.crc32(request.node.nodeid.encode()))
 
 
 def normal(shape, dtype):
